@@ -1,0 +1,126 @@
+// Analyses: pure functions over (Trace, EventTree) that return plain data. All times are
+// nanoseconds; renderers convert.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ttap/trace.hpp"
+#include "ttap/tree.hpp"
+
+namespace ttap {
+
+// ---- GPU timeline (TraceLens's gpu_timeline) -------------------------------------------
+// Interval unions over all streams of one device. computation = kernels that are not
+// communication; exposed_* = the part not hidden under computation (and, for memcpy, not
+// under communication either); total = first GPU event start to last GPU event end.
+struct GpuTimeline {
+  int32_t device = -1;
+  int64_t computation = 0;
+  int64_t communication = 0;
+  int64_t exposed_communication = 0;
+  int64_t memcpy = 0;
+  int64_t exposed_memcpy = 0;
+  int64_t busy = 0;
+  int64_t idle = 0;
+  int64_t total = 0;
+  int64_t begin = 0;  // first GPU activity start
+  int64_t end = 0;    // last GPU activity end
+};
+
+std::vector<GpuTimeline> gpu_timeline(const Trace& trace, const EventTree& tree);
+
+// Collective kernels by name: NCCL, RCCL, and the symmetric-memory all-reduce kernels of
+// newer stacks (multimem_all_reduce_kernel and friends).
+bool is_communication_kernel(std::string_view kernel_name);
+
+// ---- Op categories ---------------------------------------------------------------------
+enum class OpCategory : uint8_t {
+  GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, elementwise, reduce, norm_fwd, norm_bwd,
+  multi_tensor_apply, triton, communication, memcpy, memset, other, kCount
+};
+std::string_view op_category_name(OpCategory c);
+// The category of a CPU op by its name (aten::addmm -> GEMM, ...).
+OpCategory categorize_op(std::string_view op_name);
+// The category of GPU work: memcpy/memset by activity kind, collectives by kernel name,
+// else the category of the op that launched it, else guessed from the kernel name.
+OpCategory categorize_gpu_event(const Trace& trace, const EventTree& tree, EventId gpu_event);
+
+struct CategoryRow {
+  OpCategory category = OpCategory::other;
+  int64_t op_count = 0;      // distinct launching ops (or GPU events when none)
+  int64_t kernel_count = 0;  // GPU events
+  int64_t kernel_time = 0;
+};
+// Sorted by kernel time, descending.
+std::vector<CategoryRow> category_breakdown(const Trace& trace, const EventTree& tree);
+
+// ---- Ops, shapes, kernels ---------------------------------------------------------------
+struct OpRow {
+  std::string name;
+  OpCategory category = OpCategory::other;
+  int64_t count = 0;               // op instances that launched GPU work
+  int64_t direct_kernel_time = 0;  // GPU time of work this op launched itself
+  int64_t kernel_count = 0;
+};
+std::vector<OpRow> ops_summary(const Trace& trace, const EventTree& tree);
+
+struct ShapeRow {
+  std::string name;
+  std::string input_dims;
+  std::string input_types;
+  int64_t count = 0;
+  int64_t kernel_time = 0;
+  int64_t cpu_time = 0;
+};
+std::vector<ShapeRow> ops_by_shape(const Trace& trace, const EventTree& tree);
+
+struct KernelRow {
+  std::string name;
+  std::string owner_op;
+  OpCategory category = OpCategory::other;
+  int64_t count = 0;
+  int64_t total = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+};
+std::vector<KernelRow> kernel_summary(const Trace& trace, const EventTree& tree);
+
+// ---- Launch statistics (HTA's cuda kernel launch stats) ---------------------------------
+struct LaunchStats {
+  int64_t launches = 0;          // GPU events with a known launch
+  int64_t short_kernels = 0;     // kernel shorter than its launch call
+  int64_t short_kernel_time = 0;
+  double launch_delay_mean = 0;  // ns; delay = GPU start - launch call start
+  int64_t launch_delay_p50 = 0;
+  int64_t launch_delay_p95 = 0;
+  int64_t launch_delay_max = 0;
+  int64_t launch_call_mean = 0;  // ns, mean duration of the launch calls
+};
+LaunchStats launch_stats(const Trace& trace, const EventTree& tree);
+
+// ---- Steps ------------------------------------------------------------------------------
+struct StepRow {
+  int64_t number = -1;
+  int64_t duration = 0;
+  int64_t gpu_busy = 0;     // union of GPU activity inside the step's time span
+  int64_t dataloader = 0;   // DataLoader __next__ time on CPU threads inside the step
+  int64_t memcpy = 0;       // union of memcpy activity inside the step
+  int64_t kernels = 0;      // GPU events launched from the step
+};
+std::vector<StepRow> step_breakdown(const Trace& trace, const EventTree& tree);
+
+bool is_dataloader_event(std::string_view name);
+
+// ---- Interval helpers -------------------------------------------------------------------
+using Interval = std::pair<int64_t, int64_t>;  // [begin, end)
+// Sorts and merges; returns disjoint intervals.
+std::vector<Interval> merge_intervals(std::vector<Interval> v);
+int64_t total_length(const std::vector<Interval>& merged);
+// Length of a minus b (both merged).
+int64_t subtract_length(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// Length of merged intervals clipped to [lo, hi).
+int64_t clipped_length(const std::vector<Interval>& merged, int64_t lo, int64_t hi);
+
+}  // namespace ttap

@@ -1,0 +1,22 @@
+// Finding and opening ttap's plug-in modules (ttap_spm.so, ttap_torch.so) with dlopen.
+// Heavy libraries live in modules: libsentencepiece's bundled protobuf must not meet
+// libtorch's, and libtorch's static initializers cost about half a second at every start,
+// which `ttap tree` and `ttap summary` should not pay.
+#pragma once
+
+#include <string>
+
+namespace ttap {
+
+struct LoadedModule {
+  void* handle = nullptr;
+  std::string path;   // where it was opened
+  std::string error;  // why not, listing every place tried
+  void* symbol(const char* name) const;
+};
+
+// Looks in $<env_var>, next to the executable, in ../lib/ttap beside it, and in the
+// install prefix; opens with RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND. Never throws.
+LoadedModule open_module(const std::string& file_name, const char* env_var);
+
+}  // namespace ttap

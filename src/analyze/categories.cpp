@@ -1,0 +1,89 @@
+// Op categories. The rules follow TraceLens's categorizer so that ttap's figures can be
+// checked against its golden reports (tests/golden_test.cpp).
+#include <array>
+
+#include "ttap/analyze.hpp"
+
+namespace ttap {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+bool any_of(std::string_view s, std::initializer_list<std::string_view> names) {
+  for (auto n : names)
+    if (s == n) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string_view op_category_name(OpCategory c) {
+  static constexpr std::array<std::string_view, static_cast<size_t>(OpCategory::kCount)> names = {
+      "GEMM", "CONV_fwd", "CONV_bwd", "SDPA_fwd", "SDPA_bwd", "elementwise", "reduce", "NORM_fwd", "NORM_bwd",
+      "multi_tensor_apply", "triton", "communication", "memcpy", "memset", "other"};
+  return names[static_cast<size_t>(c)];
+}
+
+OpCategory categorize_op(std::string_view name) {
+  const bool backward = contains(name, "backward") || contains(name, "Backward");
+  if (any_of(name, {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled_mm", "aten::addmv",
+                    "aten::mv", "aten::matmul", "aten::linear", "aten::_addmm_activation", "aten::addbmm"}))
+    return OpCategory::GEMM;
+  if (contains(name, "convolution") || starts_with(name, "aten::conv")) {
+    return backward ? OpCategory::CONV_bwd : OpCategory::CONV_fwd;
+  }
+  if (contains(name, "scaled_dot_product") || contains(name, "flash_attention") || contains(name, "efficient_attention") ||
+      contains(name, "cudnn_attention") || contains(name, "flash_attn")) {
+    return backward ? OpCategory::SDPA_bwd : OpCategory::SDPA_fwd;
+  }
+  if (contains(name, "layer_norm") || contains(name, "batch_norm") || contains(name, "group_norm") ||
+      contains(name, "rms_norm") || contains(name, "instance_norm")) {
+    return backward ? OpCategory::norm_bwd : OpCategory::norm_fwd;
+  }
+  if (starts_with(name, "aten::_foreach_") || starts_with(name, "aten::_fused_adam") || starts_with(name, "aten::_fused_sgd"))
+    return OpCategory::multi_tensor_apply;
+  if (contains(name, "triton") || contains(name, "CompiledFunction")) return OpCategory::triton;
+  if (starts_with(name, "nccl:") || starts_with(name, "c10d::") || contains(name, "record_param_comms"))
+    return OpCategory::communication;
+  if (any_of(name, {"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::argmax",
+                    "aten::argmin", "aten::prod", "aten::norm", "aten::linalg_vector_norm", "aten::var", "aten::std",
+                    "aten::var_mean", "aten::std_mean", "aten::cumsum", "aten::logsumexp", "aten::all", "aten::any",
+                    "aten::topk", "aten::sort", "aten::_softmax", "aten::softmax", "aten::_log_softmax",
+                    "aten::log_softmax", "aten::_softmax_backward_data", "aten::_log_softmax_backward_data"}))
+    return OpCategory::reduce;
+  if (any_of(name, {"aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul", "aten::mul_", "aten::div",
+                    "aten::div_", "aten::copy_", "aten::fill_", "aten::zero_", "aten::relu", "aten::relu_",
+                    "aten::gelu", "aten::silu", "aten::silu_", "aten::sigmoid", "aten::tanh", "aten::exp", "aten::log",
+                    "aten::pow", "aten::sqrt", "aten::rsqrt", "aten::neg", "aten::abs", "aten::clamp", "aten::clamp_",
+                    "aten::where", "aten::masked_fill", "aten::masked_fill_", "aten::threshold_backward",
+                    "aten::gelu_backward", "aten::silu_backward", "aten::sigmoid_backward", "aten::tanh_backward",
+                    "aten::addcmul_", "aten::addcdiv_", "aten::lerp_", "aten::cat", "aten::index", "aten::embedding",
+                    "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous", "aten::hardtanh",
+                    "aten::hardswish", "aten::leaky_relu", "aten::eq", "aten::ne", "aten::gt", "aten::lt", "aten::ge",
+                    "aten::le", "aten::bitwise_not", "aten::bitwise_and", "aten::reciprocal", "aten::cos", "aten::sin"}))
+    return OpCategory::elementwise;
+  return OpCategory::other;
+}
+
+OpCategory categorize_gpu_event(const Trace& t, const EventTree& tree, EventId g) {
+  const Category c = t.category[g];
+  if (c == Category::GpuMemcpy) return OpCategory::memcpy;
+  if (c == Category::GpuMemset) return OpCategory::memset;
+  const std::string_view kernel = t.name_of(g);
+  if (is_communication_kernel(kernel)) return OpCategory::communication;
+  const EventId owner = tree.owner_op(g);
+  if (owner != kNoEvent) {
+    const OpCategory oc = categorize_op(t.name_of(owner));
+    if (oc != OpCategory::other) return oc;
+  }
+  if (starts_with(kernel, "triton_")) return OpCategory::triton;
+  if (contains(kernel, "multi_tensor_apply")) return OpCategory::multi_tensor_apply;
+  if (contains(kernel, "gemm") || contains(kernel, "Gemm") || contains(kernel, "cutlass")) return OpCategory::GEMM;
+  if (contains(kernel, "elementwise_kernel")) return OpCategory::elementwise;
+  if (contains(kernel, "reduce_kernel")) return OpCategory::reduce;
+  return OpCategory::other;
+}
+
+}  // namespace ttap

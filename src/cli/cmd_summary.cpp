@@ -1,0 +1,46 @@
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "ttap/summary_report.hpp"
+
+namespace ttap::cli {
+
+int run_summary(const SummaryOptions& o) {
+  Loaded l = load_and_build(o.trace);
+  ttap::SummaryOptions so;
+  so.top = (o.format == "text") ? o.top : 0;  // machine formats always carry every row
+  std::vector<Table> tables = summary_tables(l.trace, l.tree, so);
+  if (!o.table.empty()) {
+    std::erase_if(tables, [&](const Table& t) { return t.id != o.table; });
+    if (tables.empty()) {
+      fmt::print(stderr,
+                 "ttap: error: --table: no table \"{}\" (have overview, gpu_timeline, ops_by_category, ops_summary, "
+                 "ops_by_shape, kernel_summary, launch_stats, steps, diagnostics)\n",
+                 o.table);
+      return kBadInput;
+    }
+  }
+  std::string out;
+  if (o.format == "json") {
+    out = fmt::format("{{\"schema\":\"ttap.summary/1\",\"trace\":\"{}\",\"tables\":[", json_escape(l.trace.source));
+    for (size_t i = 0; i < tables.size(); ++i) {
+      if (i) out += ",";
+      append_json(out, tables[i]);
+    }
+    out += "]}\n";
+  } else if (o.format == "csv") {
+    for (size_t i = 0; i < tables.size(); ++i) {
+      if (tables.size() > 1) out += fmt::format("{}# {}\n", i ? "\n" : "", tables[i].id);
+      out += render_csv(tables[i]);
+    }
+  } else {
+    for (size_t i = 0; i < tables.size(); ++i) {
+      if (i) out += "\n";
+      out += render_text(tables[i]);
+    }
+  }
+  write_output(o.output, out);
+  return kOk;
+}
+
+}  // namespace ttap::cli

@@ -1,0 +1,53 @@
+// Subcommands, each a plain function over its options. CLI11 stays in main.cpp alone.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ttap/trace.hpp"
+#include "ttap/tree.hpp"
+
+namespace ttap::cli {
+
+// Exit codes, documented in the README.
+enum ExitCode : int { kOk = 0, kFlagged = 1, kBadInput = 2, kInternal = 3 };
+
+struct TreeOptions {
+  std::string trace;
+  std::optional<int64_t> step;
+  int depth = -1;
+  std::string match;
+  bool no_gpu = false;
+};
+
+struct SummaryOptions {
+  std::string trace;
+  std::string format = "text";
+  std::string output;
+  std::string table;  // only this table
+  size_t top = 20;
+};
+
+struct AnalyzeOptions {
+  std::vector<std::string> traces;
+  std::string format = "text";
+  std::string output;
+};
+
+int run_tree(const TreeOptions& o);
+int run_summary(const SummaryOptions& o);
+int run_analyze(const AnalyzeOptions& o);
+
+// Shared plumbing.
+struct Loaded {
+  Trace trace;
+  EventTree tree;
+};
+// Loads and builds the tree, logging sizes and timings at debug level. Throws InputError.
+Loaded load_and_build(const std::string& path);
+// Writes `text` to `path` ("" or "-" = stdout). Throws InputError when it cannot.
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace ttap::cli

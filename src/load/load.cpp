@@ -1,0 +1,831 @@
+// The trace parser: simdjson On-Demand over one padded buffer, straight into the columnar
+// store. Every value is checked for its type; anything unexpected becomes an InputError
+// naming the byte offset, never a crash or a silently wrong field.
+#include "ttap/load.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <spdlog/spdlog.h>
+
+namespace ttap {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+// |ts| beyond this (about year 2255 in epoch microseconds) cannot be a real timestamp, and
+// keeps ts * 1000 inside int64.
+constexpr int64_t kMaxAbsTsNs = 9'000'000'000'000'000'000LL / 1000 * 1000;
+// An event longer than 30 days is corrupt.
+constexpr int64_t kMaxDurNs = 30LL * 24 * 3600 * 1'000'000'000LL;
+// Tracks whose pid/tid was text get ids in this range so they never meet numeric ones.
+constexpr int64_t kLabelBit = int64_t{1} << 62;
+
+struct ParseFailure {
+  std::string message;
+  const char* where;
+};
+
+[[noreturn]] void fail(const char* where, std::string message) { throw ParseFailure{std::move(message), where}; }
+
+// Microseconds as JSON number text -> integer nanoseconds, exactly for up to three
+// fractional digits (rounded beyond). Falls back to strtod for exponents.
+bool parse_us_as_ns(std::string_view text, int64_t& out) {
+  size_t i = 0;
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t'))
+    text.remove_suffix(1);
+  if (text.empty()) return false;
+  bool neg = false;
+  if (text[0] == '-') {
+    neg = true;
+    i = 1;
+  }
+  int64_t whole = 0;
+  size_t digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+    if (whole > (kMaxAbsTsNs / 1000)) return false;  // too large: reported as absurd
+    whole = whole * 10 + (text[i] - '0');
+  }
+  if (digits == 0) return false;
+  int64_t frac = 0;
+  int frac_digits = 0;
+  bool round_up = false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      if (frac_digits < 3) {
+        frac = frac * 10 + (text[i] - '0');
+        ++frac_digits;
+      } else if (frac_digits == 3) {
+        round_up = text[i] >= '5';
+        ++frac_digits;
+      }
+    }
+  }
+  if (i < text.size()) {
+    if (text[i] != 'e' && text[i] != 'E') return false;
+    std::string copy(text);
+    const double v = std::strtod(copy.c_str(), nullptr);
+    if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(kMaxAbsTsNs / 1000)) return false;
+    out = std::llround(v * 1000.0);
+    return true;
+  }
+  for (int d = frac_digits; d < 3; ++d) frac *= 10;
+  int64_t ns = whole * 1000 + frac + (round_up ? 1 : 0);
+  out = neg ? -ns : ns;
+  return true;
+}
+
+// The value's text: for a string, its raw (still escaped) content when it has no escapes.
+std::string_view trim_token(std::string_view t) {
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+  return t;
+}
+
+struct EventScratch {
+  std::string_view ph;
+  std::string_view cat;
+  std::string_view name;
+  StringId name_id = kNoString;
+  bool has_name = false, has_cat = false, has_ts = false, has_dur = false, has_id = false;
+  int64_t pid = 0, tid = 0;
+  StringId pid_label = kNoString, tid_label = kNoString;
+  int64_t ts = 0, dur = 0;
+  int64_t id = 0;
+  const char* start = nullptr;
+
+  // args
+  int64_t external_id = kNoId, correlation = kNoId, stream = kNoId, device = kNoId;
+  OpArgs op;
+  KernelArgs kernel;
+  PythonArgs python;
+  CopyArgs copy;
+  SyncArgs sync;
+  CollectiveArgs collective;
+  bool has_collective = false, has_op = false, has_kernel = false, has_python = false;
+  MemoryEvent memory;
+  StringId meta_name = kNoString;
+  std::vector<std::pair<StringId, double>> counter_values;
+};
+
+Category classify(std::string_view cat) {
+  switch (cat.size()) {
+    case 6:
+      if (cat == "cpu_op") return Category::CpuOp;
+      if (cat == "kernel" || cat == "Kernel") return Category::Kernel;
+      if (cat == "Memcpy") return Category::GpuMemcpy;
+      if (cat == "Memset") return Category::GpuMemset;
+      break;
+    case 8:
+      if (cat == "Operator") return Category::CpuOp;
+      if (cat == "overhead") return Category::Overhead;
+      break;
+    case 7:
+      if (cat == "Runtime") return Category::CudaRuntime;
+      break;
+    case 5:
+      if (cat == "Trace") return Category::TraceSpan;
+      break;
+    case 9:
+      if (cat == "cuda_sync") return Category::CudaSync;
+      break;
+    case 10:
+      if (cat == "gpu_memcpy") return Category::GpuMemcpy;
+      if (cat == "gpu_memset") return Category::GpuMemset;
+      if (cat == "DataLoader") return Category::DataLoader;
+      break;
+    case 11:
+      if (cat == "cuda_driver") return Category::CudaDriver;
+      break;
+    case 12:
+      if (cat == "cuda_runtime") return Category::CudaRuntime;
+      if (cat == "mtia_runtime") return Category::CudaRuntime;
+      break;
+    case 15:
+      if (cat == "user_annotation") return Category::UserAnnotation;
+      if (cat == "python_function") return Category::PythonFunction;
+      break;
+    case 17:
+      if (cat == "cpu_instant_event") return Category::Instant;
+      break;
+    case 19:
+      if (cat == "gpu_user_annotation") return Category::GpuUserAnnotation;
+      break;
+  }
+  if (cat == "Python") return Category::PythonFunction;
+  return Category::Other;
+}
+
+class Parser {
+ public:
+  Parser(std::string_view source, const InputBuffer& json) : source_(source), json_(json) {}
+
+  Trace run();
+
+ private:
+  // Value readers: each checks the JSON type and fails with the field's name otherwise.
+  int64_t read_int(od::value v, std::string_view field);
+  double read_double(od::value v, std::string_view field);
+  int64_t read_time(od::value v, std::string_view field);
+  std::string_view read_string(od::value v, std::string_view field);
+  // Interns a string value, without unescaping when it has no escapes (the common case).
+  StringId intern_string(od::value v, std::string_view field);
+  // The raw JSON text of an array or object value, interned (e.g. Input Dims).
+  StringId intern_raw(od::value v, std::string_view field);
+  void read_id_or_label(od::value v, std::string_view field, int64_t& number, StringId& label);
+  void read_int3(od::value v, std::string_view field, int32_t out[3]);
+  bool is_null(od::value& v);
+
+  void parse_top_object(od::object top);
+  void parse_events(od::array events);
+  void parse_event(od::object obj, const char* start);
+  void parse_args(od::object args, EventScratch& e);
+  void commit(EventScratch& e);
+  void parse_device_properties(od::array arr);
+  void parse_distributed_info(od::value v);
+  TrackId track_for(const EventScratch& e);
+  const char* location();
+
+  std::string_view source_;
+  const InputBuffer& json_;
+  od::parser parser_;
+  od::document doc_;
+  Trace trace_;
+  bool saw_events_ = false;
+  uint64_t event_index_ = 0;
+
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, TrackId, PairHash> track_index_;
+  std::pair<int64_t, int64_t> last_track_key_{INT64_MIN, INT64_MIN};
+  TrackId last_track_ = 0;
+  std::unordered_map<int64_t, StringId> process_names_;
+  std::unordered_map<TrackId, std::vector<EventId>> open_begins_;  // B events awaiting E
+};
+
+const char* Parser::location() {
+  const char* loc = nullptr;
+  if (doc_.current_location().get(loc) != simdjson::SUCCESS) return nullptr;
+  return loc;
+}
+
+bool Parser::is_null(od::value& v) {
+  bool null = false;
+  if (v.is_null().get(null) != simdjson::SUCCESS) return false;
+  return null;
+}
+
+int64_t Parser::read_int(od::value v, std::string_view field) {
+  int64_t out = 0;
+  if (v.get_int64().get(out) == simdjson::SUCCESS) return out;
+  // Some writers emit integral values as floats (e.g. 7.0); accept those exactly.
+  double d = 0;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18)
+    return static_cast<int64_t>(d);
+  // ROCm's tracer writes some integers as text: "2560", "0x0".
+  std::string_view text;
+  if (v.get_string().get(text) == simdjson::SUCCESS) {
+    int64_t parsed = 0;
+    const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    const char* first = text.data() + (hex ? 2 : 0);
+    auto [ptr, ec] = std::from_chars(first, text.data() + text.size(), parsed, hex ? 16 : 10);
+    if (ec == std::errc() && ptr == text.data() + text.size() && ptr != first) return parsed;
+  }
+  fail(location(), fmt::format("field \"{}\" must be an integer", field));
+}
+
+double Parser::read_double(od::value v, std::string_view field) {
+  double d = 0;
+  if (v.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
+    fail(location(), fmt::format("field \"{}\" must be a finite number", field));
+  return d;
+}
+
+int64_t Parser::read_time(od::value v, std::string_view field) {
+  od::json_type type;
+  if (v.type().get(type) != simdjson::SUCCESS || type != od::json_type::number)
+    fail(location(), fmt::format("field \"{}\" must be a number", field));
+  const std::string_view token = v.raw_json_token();
+  int64_t ns = 0;
+  if (!parse_us_as_ns(trim_token(token), ns) || ns > kMaxAbsTsNs || ns < -kMaxAbsTsNs)
+    fail(token.data(), fmt::format("field \"{}\" has an absurd value {}", field, trim_token(token).substr(0, 40)));
+  return ns;
+}
+
+std::string_view Parser::read_string(od::value v, std::string_view field) {
+  std::string_view s;
+  if (v.get_string().get(s) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" must be a string", field));
+  return s;
+}
+
+StringId Parser::intern_string(od::value v, std::string_view field) {
+  {
+    const std::string_view token = trim_token(v.raw_json_token());
+    if (token.size() >= 2 && token.front() == '"' && token.back() == '"') {
+      std::string_view content = token.substr(1, token.size() - 2);
+      if (content.find('\\') == std::string_view::npos) {
+        // Validate UTF-8 like get_string() would, so the store only holds valid text.
+        if (!simdjson::validate_utf8(content.data(), content.size()))
+          fail(token.data(), fmt::format("field \"{}\" is not valid UTF-8", field));
+        return trace_.strings.intern(content);
+      }
+    }
+  }
+  return trace_.strings.intern(read_string(v, field));
+}
+
+StringId Parser::intern_raw(od::value v, std::string_view field) {
+  od::json_type type;
+  if (v.type().get(type) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" is unreadable", field));
+  if (type == od::json_type::string) return intern_string(v, field);
+  const std::string_view token = v.raw_json_token();
+  const char* begin = token.data();
+  if (type == od::json_type::array) {
+    od::array arr;
+    if (v.get_array().get(arr) != simdjson::SUCCESS) fail(begin, fmt::format("field \"{}\" must be an array", field));
+    // Walking the elements moves the iterator past the closing bracket.
+    for (auto el : arr) {
+      od::value ev;
+      if (el.get(ev) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" is malformed", field));
+    }
+  } else if (type == od::json_type::object) {
+    od::object obj;
+    if (v.get_object().get(obj) != simdjson::SUCCESS) fail(begin, fmt::format("field \"{}\" must be an object", field));
+    for (auto f : obj) {
+      od::value fv;
+      if (f.value().get(fv) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" is malformed", field));
+    }
+  } else {
+    return trace_.strings.intern(token);
+  }
+  const char* end = location();
+  if (end == nullptr || end < begin) fail(begin, fmt::format("field \"{}\" is malformed", field));
+  std::string_view text(begin, static_cast<size_t>(end - begin));
+  // The iterator stands on the token after the value (',' or '}'): drop it and spaces.
+  while (!text.empty() && text.back() != ']' && text.back() != '}') text.remove_suffix(1);
+  return trace_.strings.intern(text);
+}
+
+void Parser::read_id_or_label(od::value v, std::string_view field, int64_t& number, StringId& label) {
+  od::json_type type;
+  if (v.type().get(type) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" is unreadable", field));
+  if (type == od::json_type::number) {
+    number = read_int(v, field);
+    label = kNoString;
+    return;
+  }
+  if (type != od::json_type::string) fail(location(), fmt::format("field \"{}\" must be a number or a string", field));
+  std::string_view s = read_string(v, field);
+  // "25738" (2021 schema) is the same thread as 25738.
+  int64_t n = 0;
+  bool numeric = !s.empty() && s.size() < 19;
+  for (size_t i = (s.size() > 1 && s[0] == '-') ? 1 : 0; numeric && i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') numeric = false;
+  }
+  if (numeric) {
+    n = std::strtoll(std::string(s).c_str(), nullptr, 10);
+    number = n;
+    label = kNoString;
+    return;
+  }
+  label = trace_.strings.intern(s);
+  number = kLabelBit | label;
+}
+
+void Parser::read_int3(od::value v, std::string_view field, int32_t out[3]) {
+  od::array arr;
+  if (v.get_array().get(arr) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" must be an array", field));
+  int i = 0;
+  for (auto el : arr) {
+    od::value ev;
+    if (el.get(ev) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" is malformed", field));
+    const int64_t x = read_int(ev, field);
+    if (i < 3) out[i] = static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX));
+    ++i;
+  }
+}
+
+Trace Parser::run() {
+  trace_.source = std::string(source_);
+  trace_.json_bytes = json_.size();
+  auto padded = simdjson::padded_string_view(json_.data(), json_.size(), json_.size() + kInputPadding);
+  if (auto err = parser_.allocate(std::max<size_t>(json_.size(), 64)); err != simdjson::SUCCESS)
+    throw InputError(std::string(source_), fmt::format("cannot allocate the JSON parser: {}", simdjson::error_message(err)));
+  if (auto err = parser_.iterate(padded).get(doc_); err != simdjson::SUCCESS)
+    throw InputError(std::string(source_), fmt::format("not JSON: {}", simdjson::error_message(err)));
+  try {
+    od::json_type type;
+    if (auto err = doc_.type().get(type); err != simdjson::SUCCESS)
+      fail(location(), fmt::format("not JSON: {}", simdjson::error_message(err)));
+    if (type == od::json_type::array) {
+      od::array arr;
+      if (doc_.get_array().get(arr) != simdjson::SUCCESS) fail(location(), "malformed top-level array");
+      saw_events_ = true;
+      parse_events(arr);
+    } else if (type == od::json_type::object) {
+      od::object obj;
+      if (doc_.get_object().get(obj) != simdjson::SUCCESS) fail(location(), "malformed top-level object");
+      parse_top_object(obj);
+    } else {
+      fail(location(), "the top level must be an object with \"traceEvents\" or an array of events");
+    }
+    // At the end of the document the iterator has no location left; anything else is trailing content.
+    const char* rest = nullptr;
+    if (doc_.current_location().get(rest) == simdjson::SUCCESS && rest != nullptr)
+      fail(rest, "unexpected content after the end of the JSON document");
+  } catch (const ParseFailure& f) {
+    std::optional<uint64_t> offset;
+    if (f.where >= json_.data() && f.where <= json_.data() + json_.size())
+      offset = static_cast<uint64_t>(f.where - json_.data());
+    throw InputError(std::string(source_), f.message, offset);
+  } catch (const simdjson::simdjson_error& e) {
+    const char* where = location();
+    std::optional<uint64_t> offset;
+    if (where >= json_.data() && where <= json_.data() + json_.size()) offset = static_cast<uint64_t>(where - json_.data());
+    throw InputError(std::string(source_), fmt::format("malformed JSON: {}", e.what()), offset);
+  }
+  if (!saw_events_) throw InputError(std::string(source_), "no \"traceEvents\" array: not a Chrome/Kineto trace");
+
+  // Close B events that never saw their E at the end of their track's last event.
+  for (auto& [track, open] : open_begins_) {
+    for (EventId e : open) {
+      trace_.dur[e] = 0;
+      ++trace_.diagnostics.unmatched_begin_end;
+    }
+  }
+  for (Track& t : trace_.tracks) {
+    auto it = process_names_.find(t.pid);
+    if (it != process_names_.end()) t.process_name = it->second;
+  }
+  std::sort(trace_.collectives.begin(), trace_.collectives.end(),
+            [](const CollectiveArgs& a, const CollectiveArgs& b) { return a.event < b.event; });
+  return std::move(trace_);
+}
+
+void Parser::parse_top_object(od::object top) {
+  for (auto field : top) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in the top-level object");
+    od::value v;
+    if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+    if (key == "traceEvents") {
+      od::array arr;
+      if (v.get_array().get(arr) != simdjson::SUCCESS) fail(location(), "\"traceEvents\" must be an array");
+      saw_events_ = true;
+      parse_events(arr);
+    } else if (key == "deviceProperties") {
+      od::array arr;
+      if (v.get_array().get(arr) != simdjson::SUCCESS) fail(location(), "\"deviceProperties\" must be an array");
+      parse_device_properties(arr);
+    } else if (key == "distributedInfo") {
+      parse_distributed_info(v);
+    } else if (key == "schemaVersion") {
+      if (!is_null(v)) trace_.schema_version = read_int(v, key);
+    } else if (key == "baseTimeNanoseconds") {
+      if (!is_null(v)) trace_.base_time_ns = read_int(v, key);
+    } else if (key == "traceName") {
+      if (!is_null(v)) trace_.trace_name = std::string(read_string(v, key));
+    }
+    // Other top-level keys (metadata, INFO, ...) are skipped by the iterator.
+  }
+}
+
+void Parser::parse_events(od::array events) {
+  for (auto element : events) {
+    od::value v;
+    const char* start = location();
+    if (element.get(v) != simdjson::SUCCESS) fail(location(), "malformed element in \"traceEvents\"");
+    od::object obj;
+    if (v.get_object().get(obj) != simdjson::SUCCESS)
+      fail(start, fmt::format("event #{} is not an object", event_index_));
+    parse_event(obj, start);
+    ++event_index_;
+  }
+}
+
+void Parser::parse_event(od::object obj, const char* start) {
+  EventScratch e;
+  e.start = start;
+  bool has_pid = false, has_tid = false;
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in event");
+    od::value v;
+    if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+    if (key.size() == 2) {
+      if (key == "ph") {
+        e.ph = read_string(v, key);
+        continue;
+      }
+      if (key == "ts") {
+        e.ts = read_time(v, key);
+        e.has_ts = true;
+        continue;
+      }
+      if (key == "id") {
+        od::json_type type;
+        if (v.type().get(type) != simdjson::SUCCESS) fail(location(), "field \"id\" is unreadable");
+        if (type == od::json_type::string) {
+          e.id = static_cast<int64_t>(hash_bytes(read_string(v, key)) >> 1);
+        } else {
+          e.id = read_int(v, key);
+        }
+        e.has_id = true;
+        continue;
+      }
+    } else if (key.size() == 3) {
+      if (key == "cat") {
+        e.cat = read_string(v, key);
+        e.has_cat = true;
+        continue;
+      }
+      if (key == "pid") {
+        read_id_or_label(v, key, e.pid, e.pid_label);
+        has_pid = true;
+        continue;
+      }
+      if (key == "tid") {
+        read_id_or_label(v, key, e.tid, e.tid_label);
+        has_tid = true;
+        continue;
+      }
+      if (key == "dur") {
+        e.dur = read_time(v, key);
+        e.has_dur = true;
+        continue;
+      }
+    } else if (key.size() == 4) {
+      if (key == "name") {
+        // Names are interned right away: they are most of an event's bytes.
+        e.name_id = intern_string(v, key);
+        e.name = trace_.strings.view(e.name_id);
+        e.has_name = true;
+        continue;
+      }
+      if (key == "args") {
+        if (is_null(v)) continue;
+        od::object args;
+        if (v.get_object().get(args) != simdjson::SUCCESS) fail(location(), "field \"args\" must be an object");
+        parse_args(args, e);
+        continue;
+      }
+    }
+    // Unknown keys ("s", "bp", "id2", ...) are skipped.
+  }
+  (void)has_pid;
+  (void)has_tid;
+  commit(e);
+}
+
+void Parser::parse_args(od::object args, EventScratch& e) {
+  for (auto field : args) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in args");
+    od::value v;
+    if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+    if (is_null(v)) continue;
+    switch (key.size()) {
+      case 4:
+        if (key == "grid") { read_int3(v, key, e.kernel.grid); e.has_kernel = true; }
+        else if (key == "name") e.meta_name = intern_string(v, key);
+        break;
+      case 5:
+        if (key == "block") { read_int3(v, key, e.kernel.block); e.has_kernel = true; }
+        else if (key == "bytes" || key == "Bytes") { e.copy.bytes = read_int(v, key); e.memory.bytes = e.copy.bytes; }
+        else if (key == "dtype") { e.collective.dtype = intern_string(v, key); e.has_collective = true; }
+        break;
+      case 6:
+        if (key == "stream") e.stream = read_int(v, key);
+        else if (key == "device" || key == "Device") e.device = read_int(v, key);
+        break;
+      case 9:
+        if (key == "Device Id") e.memory.device_id = static_cast<int32_t>(read_int(v, key));
+        else if (key == "Python id") { e.python.python_id = read_int(v, key); e.has_python = true; }
+        break;
+      case 10:
+        if (key == "Input Dims") { e.op.input_dims = intern_raw(v, key); e.has_op = true; }
+        else if (key == "Input type") { e.op.input_types = intern_raw(v, key); e.has_op = true; }
+        else if (key == "Group size") { e.collective.group_size = static_cast<int32_t>(read_int(v, key)); e.has_collective = true; }
+        break;
+      case 11:
+        if (key == "External id" || key == "external id") e.external_id = read_int(v, key);
+        else if (key == "correlation") e.correlation = read_int(v, key);
+        else if (key == "Device Type") e.memory.device_type = static_cast<int32_t>(read_int(v, key));
+        break;
+      case 13:
+        if (key == "Input Strides") { e.op.input_strides = intern_raw(v, key); e.has_op = true; }
+        else if (key == "Fwd thread id") { e.op.fwd_thread_id = read_int(v, key); e.has_op = true; }
+        else if (key == "shared memory") { e.kernel.shared_memory = static_cast<int32_t>(read_int(v, key)); e.has_kernel = true; }
+        else if (key == "blocks per SM") { e.kernel.blocks_per_sm = static_cast<float>(read_double(v, key)); e.has_kernel = true; }
+        else if (key == "In msg nelems") { e.collective.in_msg_nelems = read_int(v, key); e.has_collective = true; }
+        break;
+      case 12:
+        if (key == "warps per SM") { e.kernel.warps_per_sm = static_cast<float>(read_double(v, key)); e.has_kernel = true; }
+        break;
+      case 14:
+        if (key == "Out msg nelems") { e.collective.out_msg_nelems = read_int(v, key); e.has_collective = true; }
+        else if (key == "Total Reserved") e.memory.total_reserved = read_int(v, key);
+        else if (key == "wait_on_stream") e.sync.wait_on_stream = read_int(v, key);
+        else if (key == "cuda_sync_kind") e.sync.kind = intern_string(v, key);
+        break;
+      case 15:
+        if (key == "Concrete Inputs") { e.op.concrete_inputs = intern_raw(v, key); e.has_op = true; }
+        else if (key == "Sequence number") { e.op.sequence_number = read_int(v, key); e.has_op = true; }
+        else if (key == "Total Allocated") e.memory.total_allocated = read_int(v, key);
+        else if (key == "Collective name") { e.collective.collective_name = intern_string(v, key); e.has_collective = true; }
+        break;
+      case 16:
+        if (key == "Python parent id") { e.python.parent_id = read_int(v, key); e.has_python = true; }
+        break;
+      case 18:
+        if (key == "Process Group Name") { e.collective.process_group_name = intern_raw(v, key); e.has_collective = true; }
+        break;
+      case 19:
+        if (key == "Process Group Ranks") { e.collective.process_group_ranks = intern_raw(v, key); e.has_collective = true; }
+        break;
+      case 20:
+        if (key == "registers per thread") { e.kernel.registers_per_thread = static_cast<int32_t>(read_int(v, key)); e.has_kernel = true; }
+        break;
+      case 25:
+        if (key == "Process Group Description") { e.collective.process_group_desc = intern_raw(v, key); e.has_collective = true; }
+        else if (key == "est. achieved occupancy %") { e.kernel.est_occupancy_pct = static_cast<float>(read_double(v, key)); e.has_kernel = true; }
+        break;
+      case 32:
+        if (key == "wait_on_cuda_event_record_corr_id") e.sync.wait_on_event_record_correlation = read_int(v, key);
+        break;
+      default:
+        break;
+    }
+    if (e.ph == "C" || e.ph.empty()) {
+      // Counter series: every numeric arg is one series.
+      od::json_type type;
+      if (v.type().get(type) == simdjson::SUCCESS && type == od::json_type::number)
+        e.counter_values.emplace_back(trace_.strings.intern(key), read_double(v, key));
+    }
+  }
+}
+
+TrackId Parser::track_for(const EventScratch& e) {
+  const std::pair<int64_t, int64_t> key{e.pid, e.tid};
+  if (key == last_track_key_) return last_track_;
+  auto [it, inserted] = track_index_.try_emplace(key, static_cast<TrackId>(trace_.tracks.size()));
+  if (inserted) {
+    Track t;
+    t.pid = e.pid;
+    t.tid = e.tid;
+    t.pid_label = e.pid_label;
+    t.tid_label = e.tid_label;
+    trace_.tracks.push_back(t);
+  }
+  last_track_key_ = key;
+  last_track_ = it->second;
+  return it->second;
+}
+
+void Parser::commit(EventScratch& e) {
+  ++trace_.diagnostics.events_seen;
+  if (e.ph.size() != 1) {
+    if (e.ph.empty()) fail(e.start, fmt::format("event #{} has no \"ph\" field", event_index_));
+    ++trace_.diagnostics.unknown_phase;
+    return;
+  }
+  const char ph = e.ph[0];
+  if (ph == 'M') {
+    ++trace_.diagnostics.metadata_events;
+    if (e.meta_name == kNoString) return;
+    if (e.name == "process_name") {
+      process_names_[e.pid] = e.meta_name;
+    } else if (e.name == "thread_name") {
+      trace_.tracks[track_for(e)].thread_name = e.meta_name;
+    }
+    return;
+  }
+  if (!e.has_ts) fail(e.start, fmt::format("event #{} has no \"ts\" field", event_index_));
+  const TrackId track = track_for(e);
+  if (ph == 's' || ph == 't' || ph == 'f') {
+    FlowEvent f;
+    f.ts = e.ts;
+    f.id = e.id;
+    f.track = track;
+    f.category = e.has_cat ? trace_.strings.intern(e.cat) : kNoString;
+    f.phase = ph;
+    trace_.flows.push_back(f);
+    return;
+  }
+  if (ph == 'C') {
+    const StringId name = e.name_id;
+    for (auto [series, value] : e.counter_values) trace_.counters.push_back({e.ts, e.pid, name, series, value});
+    return;
+  }
+  if ((ph == 'i' || ph == 'I') && e.name == "[memory]") {
+    MemoryEvent m = e.memory;
+    m.ts = e.ts;
+    m.track = track;
+    trace_.memory_events.push_back(m);
+    return;
+  }
+  if (ph == 'E') {
+    auto it = open_begins_.find(track);
+    if (it == open_begins_.end() || it->second.empty()) {
+      ++trace_.diagnostics.unmatched_begin_end;
+      return;
+    }
+    const EventId b = it->second.back();
+    it->second.pop_back();
+    trace_.dur[b] = std::max<int64_t>(0, e.ts - trace_.ts[b]);
+    return;
+  }
+  Phase phase;
+  if (ph == 'X' || ph == 'B') {
+    phase = Phase::Complete;
+  } else if (ph == 'i' || ph == 'I') {
+    phase = Phase::Instant;
+  } else {
+    ++trace_.diagnostics.unknown_phase;  // async (b/e/n), samples, objects: not used
+    return;
+  }
+  if (!e.has_name) fail(e.start, fmt::format("event #{} has no \"name\" field", event_index_));
+  if (e.dur < 0) fail(e.start, fmt::format("event #{} has a negative duration", event_index_));
+  if (e.dur > kMaxDurNs) fail(e.start, fmt::format("event #{} has an absurd duration of {} us", event_index_, e.dur / 1000));
+
+  const EventId id = static_cast<EventId>(trace_.name.size());
+  if (id == kNoEvent) fail(e.start, "too many events (more than 2^32)");
+  const Category cat = e.has_cat ? classify(e.cat) : Category::Other;
+  trace_.name.push_back(e.name_id);
+  trace_.category.push_back(cat);
+  trace_.phase.push_back(phase);
+  trace_.track.push_back(track);
+  trace_.ts.push_back(e.ts);
+  trace_.dur.push_back(phase == Phase::Instant ? 0 : e.dur);
+  trace_.external_id.push_back(e.external_id);
+  trace_.correlation.push_back(e.correlation);
+  trace_.raw_category.push_back(e.has_cat ? trace_.strings.intern(e.cat) : kNoString);
+
+  uint32_t row = kNoRow;
+  switch (cat) {
+    case Category::CpuOp:
+    case Category::UserAnnotation:
+    case Category::DataLoader:
+      if (e.has_op) {
+        row = static_cast<uint32_t>(trace_.op_args.size());
+        trace_.op_args.push_back(e.op);
+      }
+      break;
+    case Category::Kernel:
+      row = static_cast<uint32_t>(trace_.kernel_args.size());
+      trace_.kernel_args.push_back(e.kernel);
+      break;
+    case Category::PythonFunction:
+      row = static_cast<uint32_t>(trace_.python_args.size());
+      trace_.python_args.push_back(e.python);
+      break;
+    case Category::GpuMemcpy:
+    case Category::GpuMemset:
+      row = static_cast<uint32_t>(trace_.copy_args.size());
+      trace_.copy_args.push_back(e.copy);
+      break;
+    case Category::CudaSync:
+      row = static_cast<uint32_t>(trace_.sync_args.size());
+      trace_.sync_args.push_back(e.sync);
+      break;
+    default:
+      break;
+  }
+  trace_.args_row.push_back(row);
+  if (e.has_collective) {
+    e.collective.event = id;
+    trace_.collectives.push_back(e.collective);
+  }
+  if (is_gpu_activity(cat) || cat == Category::GpuUserAnnotation || cat == Category::CudaSync) {
+    Track& t = trace_.tracks[track];
+    t.gpu = true;
+    if (t.device < 0) t.device = static_cast<int32_t>(e.device != kNoId ? e.device : (e.pid_label == kNoString ? e.pid : -1));
+    if (t.stream < 0) t.stream = e.stream != kNoId ? e.stream : (e.tid_label == kNoString ? e.tid : -1);
+  }
+  if (ph == 'B') {
+    trace_.dur.back() = 0;
+    open_begins_[track].push_back(id);
+  }
+}
+
+void Parser::parse_device_properties(od::array arr) {
+  for (auto element : arr) {
+    od::object obj;
+    if (element.get_object().get(obj) != simdjson::SUCCESS) fail(location(), "\"deviceProperties\" entries must be objects");
+    DeviceProperties d;
+    for (auto field : obj) {
+      std::string_view key;
+      if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in deviceProperties");
+      od::value v;
+      if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+      if (is_null(v)) continue;
+      if (key == "id") d.id = static_cast<int32_t>(read_int(v, key));
+      else if (key == "name") d.name = std::string(read_string(v, key));
+      else if (key == "totalGlobalMem") d.total_global_mem = read_int(v, key);
+      else if (key == "computeMajor") d.compute_major = static_cast<int32_t>(read_int(v, key));
+      else if (key == "computeMinor") d.compute_minor = static_cast<int32_t>(read_int(v, key));
+      else if (key == "numSms") d.num_sms = static_cast<int32_t>(read_int(v, key));
+      else if (key == "maxThreadsPerMultiprocessor") d.max_threads_per_sm = static_cast<int32_t>(read_int(v, key));
+      else if (key == "warpSize") d.warp_size = static_cast<int32_t>(read_int(v, key));
+    }
+    trace_.devices.push_back(std::move(d));
+  }
+}
+
+void Parser::parse_distributed_info(od::value v) {
+  if (is_null(v)) return;
+  const char* begin = location();
+  od::object obj;
+  if (v.get_object().get(obj) != simdjson::SUCCESS) fail(location(), "\"distributedInfo\" must be an object");
+  trace_.distributed.present = true;
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in distributedInfo");
+    od::value fv;
+    if (field.value().get(fv) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+    if (is_null(fv)) continue;
+    if (key == "backend") trace_.distributed.backend = std::string(read_string(fv, key));
+    else if (key == "rank") trace_.distributed.rank = static_cast<int32_t>(read_int(fv, key));
+    else if (key == "world_size") trace_.distributed.world_size = static_cast<int32_t>(read_int(fv, key));
+  }
+  const char* end = location();
+  if (begin && end && end > begin) {
+    std::string_view text(begin, static_cast<size_t>(end - begin));
+    while (!text.empty() && text.back() != '}') text.remove_suffix(1);
+    const size_t brace = text.find('{');
+    if (brace != std::string_view::npos) trace_.distributed.raw = std::string(text.substr(brace));
+  }
+}
+
+}  // namespace
+
+Trace parse_trace(std::string_view source, const InputBuffer& json) {
+  Parser parser(source, json);
+  return parser.run();
+}
+
+Trace load_trace(const std::string& path, const LoadOptions& options) {
+  RawInput raw = read_input(path, options.max_json_bytes);
+  const std::string source = path == "-" ? "<stdin>" : path;
+  Trace trace = parse_trace(source, raw.json);
+  trace.input_bytes = raw.input_bytes;
+  return trace;
+}
+
+}  // namespace ttap
+
+namespace ttap {
+std::string simdjson_version_string() {
+  return fmt::format("{}.{}.{} ({})", int(simdjson::SIMDJSON_VERSION_MAJOR), int(simdjson::SIMDJSON_VERSION_MINOR), int(simdjson::SIMDJSON_VERSION_REVISION),
+                     SIMDJSON_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION));
+}
+}  // namespace ttap

@@ -1,0 +1,122 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ttap/input.hpp"
+
+namespace ttap {
+
+namespace {
+
+std::string format_error(const std::string& source, const std::string& message, std::optional<uint64_t> offset) {
+  if (offset) return fmt::format("{}: {} (at byte {})", source, message, *offset);
+  return fmt::format("{}: {}", source, message);
+}
+
+bool is_gzip(const InputBuffer& b) {
+  return b.size() >= 2 && static_cast<unsigned char>(b.data()[0]) == 0x1f &&
+         static_cast<unsigned char>(b.data()[1]) == 0x8b;
+}
+
+// Reads everything from fd into `out`, growing it; `size_hint` sizes the first allocation.
+void read_all(int fd, const std::string& source, size_t size_hint, uint64_t max_bytes, InputBuffer& out) {
+  out.reserve(size_hint > 0 ? size_hint : (1 << 20));
+  size_t used = 0;
+  for (;;) {
+    if (used == out.capacity()) {
+      if (used >= max_bytes)
+        throw InputError(source, fmt::format("input is larger than the limit of {} bytes (set TTAP_MAX_INPUT_BYTES)", max_bytes));
+      out.reserve(std::min<uint64_t>(max_bytes, std::max<size_t>(used * 2, 1 << 20)) + 1);
+    }
+    const ssize_t n = ::read(fd, out.data() + used, out.capacity() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(source, fmt::format("read failed: {}", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  out.resize(used);
+}
+
+}  // namespace
+
+InputError::InputError(std::string source, std::string message, std::optional<uint64_t> offset)
+    : std::runtime_error(format_error(source, message, offset)),
+      source_(std::move(source)),
+      detail_(std::move(message)),
+      offset_(offset) {}
+
+InputBuffer::InputBuffer(size_t capacity) { reserve(capacity); }
+
+void InputBuffer::reserve(size_t n) {
+  if (n <= capacity_ && data_) return;
+  // new char[] without value-initialization: only the padding needs zeroes.
+  std::unique_ptr<char[]> bigger(new char[n + kInputPadding]);
+  if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
+  std::memset(bigger.get() + size_, 0, kInputPadding);
+  data_ = std::move(bigger);
+  capacity_ = n;
+}
+
+void InputBuffer::resize(size_t n) {
+  if (n > capacity_) reserve(n);
+  size_ = n;
+  std::memset(data_.get() + n, 0, kInputPadding);
+}
+
+uint64_t default_max_input_bytes() {
+  if (const char* env = std::getenv("TTAP_MAX_INPUT_BYTES")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return v;
+  }
+  // Half of physical memory: the loader needs about 1.4x the JSON size in all.
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
+  return 8ULL << 30;
+}
+
+RawInput read_input(const std::string& path, uint64_t max_json_bytes) {
+  RawInput raw;
+  InputBuffer bytes;
+  if (path == "-") {
+    read_all(STDIN_FILENO, "<stdin>", 0, max_json_bytes, bytes);
+  } else {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(path, fmt::format("cannot open: {}", std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      throw InputError(path, "not a regular file");
+    }
+    try {
+      const size_t hint = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
+      // A file of exactly `hint` bytes is read in one allocation; +1 lets read() see EOF.
+      read_all(fd, path, hint + 1, max_json_bytes, bytes);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
+  const std::string source = path == "-" ? "<stdin>" : path;
+  raw.input_bytes = bytes.size();
+  if (bytes.size() == 0) throw InputError(source, "empty input");
+  if (is_gzip(bytes)) {
+    raw.was_gzip = true;
+    raw.json = gunzip(source, bytes.data(), bytes.size(), max_json_bytes);
+  } else {
+    raw.json = std::move(bytes);
+  }
+  return raw;
+}
+
+}  // namespace ttap

@@ -1,0 +1,164 @@
+#include "ttap/table.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ttap {
+
+namespace {
+
+std::string cell_text(const Cell& c, int precision) {
+  if (std::holds_alternative<std::string>(c)) return std::get<std::string>(c);
+  if (std::holds_alternative<int64_t>(c)) return fmt::format("{}", std::get<int64_t>(c));
+  if (std::holds_alternative<double>(c)) {
+    const double d = std::get<double>(c);
+    if (!std::isfinite(d)) return "";
+    return fmt::format("{:.{}f}", d, precision);
+  }
+  return "";
+}
+
+bool numeric(const Cell& c) { return std::holds_alternative<int64_t>(c) || std::holds_alternative<double>(c); }
+
+// Display width of UTF-8 text: one column per code point is right for the ASCII and
+// Latin text that op and kernel names hold.
+size_t width(std::string_view s) {
+  size_t w = 0;
+  for (unsigned char ch : s) w += (ch & 0xC0) != 0x80;
+  return w;
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (ch < 0x20) out += fmt::format("\\u{:04x}", ch);
+        else out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+std::string render_text(const Table& t) {
+  constexpr size_t kMaxCell = 80;  // long kernel names are cut in text form (CSV/JSON keep them)
+  std::vector<std::vector<std::string>> cells;
+  std::vector<size_t> widths(t.columns.size(), 0);
+  for (size_t c = 0; c < t.columns.size(); ++c) widths[c] = width(t.columns[c].name);
+  for (const auto& row : t.rows) {
+    auto& out = cells.emplace_back();
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      std::string s = c < row.size() ? cell_text(row[c], t.columns[c].precision) : "";
+      if (width(s) > kMaxCell) {
+        size_t cut = 0, seen = 0;
+        while (cut < s.size() && seen < kMaxCell - 3) {
+          ++cut;
+          while (cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) ++cut;
+          ++seen;
+        }
+        s = s.substr(0, cut) + "...";
+      }
+      widths[c] = std::max(widths[c], width(s));
+      out.push_back(std::move(s));
+    }
+  }
+  std::string out;
+  if (!t.title.empty()) out += fmt::format("{}\n", t.title);
+  auto pad = [&](const std::string& s, size_t w, bool right) {
+    const size_t fill = w > width(s) ? w - width(s) : 0;
+    return right ? std::string(fill, ' ') + s : s + std::string(fill, ' ');
+  };
+  auto right_aligned = [&](size_t c) {
+    for (const auto& row : t.rows)
+      if (c < row.size() && !std::holds_alternative<std::monostate>(row[c])) return numeric(row[c]);
+    return false;
+  };
+  std::vector<bool> right(t.columns.size());
+  for (size_t c = 0; c < t.columns.size(); ++c) right[c] = right_aligned(c);
+  std::string line;
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    if (c) line += "  ";
+    line += pad(t.columns[c].name, widths[c], right[c]);
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  out += line + "\n";
+  size_t total = 0;
+  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c ? 2 : 0);
+  out += std::string(total, '-') + "\n";
+  for (const auto& row : cells) {
+    line.clear();
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c) line += "  ";
+      line += pad(row[c], widths[c], right[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  if (t.total_rows > t.rows.size())
+    out += fmt::format("({} of {} rows shown; --top 0 or --format csv for all)\n", t.rows.size(), t.total_rows);
+  if (!t.note.empty()) out += t.note + "\n";
+  return out;
+}
+
+std::string render_csv(const Table& t) {
+  std::string out;
+  for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_quote(t.columns[c].name);
+  out += "\n";
+  for (const auto& row : t.rows) {
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (c) out += ",";
+      if (c >= row.size()) continue;
+      // CSV keeps full precision for doubles so downstream tools lose nothing.
+      if (std::holds_alternative<double>(row[c])) {
+        const double d = std::get<double>(row[c]);
+        if (std::isfinite(d)) out += fmt::format("{}", d);
+      } else {
+        out += csv_quote(cell_text(row[c], t.columns[c].precision));
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+void append_json(std::string& out, const Table& t) {
+  out += fmt::format("{{\"id\":\"{}\",\"title\":\"{}\",\"columns\":[", json_escape(t.id), json_escape(t.title));
+  for (size_t c = 0; c < t.columns.size(); ++c) out += fmt::format("{}\"{}\"", c ? "," : "", json_escape(t.columns[c].name));
+  out += "],\"rows\":[";
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    out += r ? ",[" : "[";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (c) out += ",";
+      const Cell& cell = c < t.rows[r].size() ? t.rows[r][c] : Cell{};
+      if (std::holds_alternative<std::string>(cell)) out += fmt::format("\"{}\"", json_escape(std::get<std::string>(cell)));
+      else if (std::holds_alternative<int64_t>(cell)) out += fmt::format("{}", std::get<int64_t>(cell));
+      else if (std::holds_alternative<double>(cell) && std::isfinite(std::get<double>(cell))) out += fmt::format("{}", std::get<double>(cell));
+      else out += "null";
+    }
+    out += "]";
+  }
+  out += fmt::format("],\"total_rows\":{}}}", std::max(t.total_rows, t.rows.size()));
+}
+
+}  // namespace ttap

@@ -1,0 +1,139 @@
+#include "ttap/tree_view.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace ttap {
+
+std::string_view tree_label(Category c) {
+  switch (c) {
+    case Category::PythonFunction: return "(python)";
+    case Category::CudaRuntime: return "(cuda_runtime)";
+    case Category::CudaDriver: return "(cuda_driver)";
+    case Category::Kernel: return "(kernel)";
+    case Category::GpuMemcpy: return "(memcpy)";
+    case Category::GpuMemset: return "(memset)";
+    case Category::UserAnnotation: return "(annotation)";
+    default: return "(cpu)";
+  }
+}
+
+namespace {
+
+class Writer {
+ public:
+  Writer(std::FILE* out, const Trace& t, const EventTree& tree, const TreeViewOptions& o)
+      : out_(out), t_(t), tree_(tree), o_(o) {}
+  ~Writer() { flush(); }
+
+  void line(EventId e, size_t indent) {
+    buf_.append(indent * 2, ' ');
+    buf_ += tree_label(t_.category[e]);
+    buf_ += ' ';
+    buf_ += t_.name_of(e);
+    if (is_gpu_activity(t_.category[e])) {
+      fmt::format_to(std::back_inserter(buf_), "  [{:.3f} us, stream {}]\n", to_us(t_.dur[e]), t_.track_of(e).stream);
+    } else {
+      fmt::format_to(std::back_inserter(buf_), "  [{:.3f} us]\n", to_us(t_.dur[e]));
+    }
+    ++lines_;
+    if (buf_.size() > (1 << 20)) flush();
+  }
+
+  void subtree(EventId e, size_t indent, int remaining) {
+    line(e, indent);
+    if (remaining == 0) return;
+    for (EventId c : tree_.children(e)) {
+      if (!o_.gpu && is_gpu_activity(t_.category[c])) continue;
+      subtree(c, indent + 1, remaining < 0 ? -1 : remaining - 1);
+    }
+  }
+
+  bool matches(EventId e) {
+    auto [it, inserted] = cache_.try_emplace(t_.name[e], false);
+    if (inserted) {
+      const std::string_view n = t_.name_of(e);
+      it->second = std::regex_search(n.begin(), n.end(), *o_.match);
+    }
+    return it->second;
+  }
+
+  // Prints matching subtrees under `e`, with the not-yet-printed ancestors above them.
+  void search(EventId e, std::vector<EventId>& path) {
+    if (matches(e)) {
+      size_t common = 0;
+      while (common < printed_path_.size() && common < path.size() && printed_path_[common] == path[common]) ++common;
+      for (size_t i = common; i < path.size(); ++i) line(path[i], i);
+      printed_path_ = path;
+      subtree(e, path.size(), o_.depth);
+      return;
+    }
+    path.push_back(e);
+    for (EventId c : tree_.children(e)) search(c, path);
+    path.pop_back();
+  }
+
+  void root(EventId e) {
+    if (o_.match) {
+      std::vector<EventId> path;
+      search(e, path);
+    } else {
+      subtree(e, 0, o_.depth);
+    }
+  }
+
+  void header(const std::string& text) {
+    buf_ += text;
+    buf_ += '\n';
+    ++lines_;
+  }
+
+  size_t lines() const { return lines_; }
+
+ private:
+  void flush() {
+    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), out_);
+    buf_.clear();
+  }
+  std::FILE* out_;
+  const Trace& t_;
+  const EventTree& tree_;
+  const TreeViewOptions& o_;
+  std::string buf_;
+  size_t lines_ = 0;
+  std::unordered_map<StringId, bool> cache_;
+  std::vector<EventId> printed_path_;
+};
+
+}  // namespace
+
+size_t write_tree(std::FILE* out, const Trace& t, const EventTree& tree, const TreeViewOptions& o) {
+  Writer w(out, t, tree, o);
+  if (o.step) {
+    for (const Step& s : tree.steps()) {
+      if (s.number == *o.step) {
+        w.root(s.event);
+        return w.lines();
+      }
+    }
+    std::string have;
+    for (const Step& s : tree.steps()) have += fmt::format("{}{}", have.empty() ? "" : ", ", s.number);
+    throw std::invalid_argument(have.empty() ? fmt::format("no step {}: the trace has no ProfilerStep#N spans", *o.step)
+                                             : fmt::format("no step {}: the trace has steps {}", *o.step, have));
+  }
+  for (size_t track = 0; track < tree.roots_by_track().size(); ++track) {
+    const auto& roots = tree.roots_by_track()[track];
+    if (roots.empty()) continue;
+    const Track& tr = t.tracks[track];
+    auto id = [&](int64_t v, StringId label) { return label != kNoString ? std::string(t.strings.view(label)) : std::to_string(v); };
+    std::string name = tr.thread_name != kNoString ? fmt::format(" ({})", t.strings.view(tr.thread_name)) : "";
+    if (!o.match) w.header(fmt::format("# thread {}/{}{}", id(tr.pid, tr.pid_label), id(tr.tid, tr.tid_label), name));
+    for (EventId r : roots) w.root(r);
+  }
+  return w.lines();
+}
+
+}  // namespace ttap
