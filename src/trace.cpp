@@ -28,7 +28,7 @@ std::string_view category_name(Category c) {
 
 namespace {
 template <typename T>
-const T* row_of(const std::vector<T>& table, uint32_t row) {
+const T* row_of(const StoreVector<T>& table, uint32_t row) {
   return row == kNoRow || row >= table.size() ? nullptr : &table[row];
 }
 }  // namespace

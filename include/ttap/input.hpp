@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,9 @@ class InputBuffer {
  public:
   InputBuffer() = default;
   explicit InputBuffer(size_t capacity);
+  // Maps a regular file privately (copy-on-write) with zeroed padding after its end: no
+  // copy, and the page cache backs it.
+  static InputBuffer map_file(int fd, size_t size);
   char* data() { return data_.get(); }
   const char* data() const { return data_.get(); }
   size_t size() const { return size_; }
@@ -39,7 +43,7 @@ class InputBuffer {
   void reserve(size_t n);  // grows, keeping content
 
  private:
-  std::unique_ptr<char[]> data_;
+  std::shared_ptr<char> data_;  // new[]'d or mmap'ed; the deleter knows which
   size_t size_ = 0;
   size_t capacity_ = 0;
 };

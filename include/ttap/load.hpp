@@ -20,8 +20,8 @@ struct LoadOptions {
 // Reads, decompresses and parses. Throws InputError on any bad input.
 Trace load_trace(const std::string& path, const LoadOptions& options = {});
 
-// Parses JSON already in memory (the buffer must have kInputPadding readable bytes past
-// its end). `source` names the input in error messages.
-Trace parse_trace(std::string_view source, const InputBuffer& json);
+// Parses JSON already in memory. `source` names the input in error messages. The buffer
+// is written to while parsing (chunk brackets) and restored before returning.
+Trace parse_trace(std::string_view source, InputBuffer& json);
 
 }  // namespace ttap

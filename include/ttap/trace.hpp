@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ttap/store_vector.hpp"
 #include "ttap/strings.hpp"
 
 namespace ttap {
@@ -179,27 +180,27 @@ struct Trace {
   StringPool strings;
 
   // Event columns, all of the same length.
-  std::vector<StringId> name;
-  std::vector<Category> category;
-  std::vector<Phase> phase;
-  std::vector<TrackId> track;
-  std::vector<int64_t> ts;   // ns
-  std::vector<int64_t> dur;  // ns, 0 for instants
-  std::vector<int64_t> external_id;
-  std::vector<int64_t> correlation;
-  std::vector<uint32_t> args_row;  // row in the args table of the event's category, or kNoRow
-  std::vector<StringId> raw_category;  // the category text as written
+  StoreVector<StringId> name;
+  StoreVector<Category> category;
+  StoreVector<Phase> phase;
+  StoreVector<TrackId> track;
+  StoreVector<int64_t> ts;   // ns
+  StoreVector<int64_t> dur;  // ns, 0 for instants
+  StoreVector<int64_t> external_id;
+  StoreVector<int64_t> correlation;
+  StoreVector<uint32_t> args_row;  // row in the args table of the event's category, or kNoRow
+  StoreVector<StringId> raw_category;  // the category text as written
 
-  std::vector<Track> tracks;
-  std::vector<OpArgs> op_args;
-  std::vector<KernelArgs> kernel_args;
-  std::vector<PythonArgs> python_args;
-  std::vector<CopyArgs> copy_args;
-  std::vector<SyncArgs> sync_args;
-  std::vector<CollectiveArgs> collectives;  // sorted by event
-  std::vector<MemoryEvent> memory_events;
-  std::vector<FlowEvent> flows;
-  std::vector<CounterSample> counters;
+  StoreVector<Track> tracks;
+  StoreVector<OpArgs> op_args;
+  StoreVector<KernelArgs> kernel_args;
+  StoreVector<PythonArgs> python_args;
+  StoreVector<CopyArgs> copy_args;
+  StoreVector<SyncArgs> sync_args;
+  StoreVector<CollectiveArgs> collectives;  // sorted by event
+  StoreVector<MemoryEvent> memory_events;
+  StoreVector<FlowEvent> flows;
+  StoreVector<CounterSample> counters;
 
   std::vector<DeviceProperties> devices;
   DistributedInfo distributed;

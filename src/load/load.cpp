@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -164,7 +165,7 @@ Category classify(std::string_view cat) {
 
 class Parser {
  public:
-  Parser(std::string_view source, const InputBuffer& json) : source_(source), json_(json) {}
+  Parser(std::string_view source, InputBuffer& json) : source_(source), json_(json) {}
 
   Trace run();
 
@@ -182,6 +183,21 @@ class Parser {
   void read_int3(od::value v, std::string_view field, int32_t out[3]);
   bool is_null(od::value& v);
 
+  struct ChunkFallback {
+    int line;
+  };
+  void reset();
+  void reserve_columns();
+  void run_chunked();
+  void run_whole();
+  Trace finish();
+  size_t skip_ws(size_t pos) const;
+  size_t skip_value(size_t pos) const;
+  size_t skip_string(size_t pos) const;
+  size_t find_boundary(size_t from) const;
+  size_t array_end(size_t pos) const;
+  size_t parse_events_chunked(size_t pos);
+  void with_document(std::string_view text, const std::function<void(od::value)>& fn);
   void parse_top_object(od::object top);
   void parse_events(od::array events);
   void parse_event(od::object obj, const char* start);
@@ -193,9 +209,10 @@ class Parser {
   const char* location();
 
   std::string_view source_;
-  const InputBuffer& json_;
+  InputBuffer& json_;  // chunk brackets are written in place and restored
   od::parser parser_;
   od::document doc_;
+  StoreVector<char> scratch_;  // small top-level values as their own documents, padded
   Trace trace_;
   bool saw_events_ = false;
   uint64_t event_index_ = 0;
@@ -355,8 +372,268 @@ void Parser::read_int3(od::value v, std::string_view field, int32_t out[3]) {
 }
 
 Trace Parser::run() {
+  // The chunked path keeps memory near the input size and touches the JSON once; any
+  // surprise sends the whole document through one On-Demand pass, which also produces
+  // the precise error message and offset for bad input.
+  bool chunked_ok = false;
+  if (std::getenv("TTAP_PARSE_WHOLE") == nullptr) {
+    try {
+      run_chunked();
+      chunked_ok = true;
+    } catch (const ParseFailure& f) {
+      spdlog::debug("{}: chunked parse stopped ({}); parsing the whole document", source_, f.message);
+    } catch (const simdjson::simdjson_error& e) {
+      spdlog::debug("{}: chunked parse stopped ({}); parsing the whole document", source_, e.what());
+    } catch (const ChunkFallback& f) {
+      spdlog::debug("{}: chunked parse stopped at the document's structure (load.cpp:{}); parsing the whole document",
+                    source_, f.line);
+    }
+    if (!chunked_ok) reset();
+  }
+  if (!chunked_ok) run_whole();
+  return finish();
+}
+
+// Real traces spend 150-400 bytes of JSON per event. Reserving for one event per 100 bytes
+// avoids regrowing copies; untouched reserved pages cost no memory.
+void Parser::reserve_columns() {
+  const size_t events = json_.size() / 100 + 16;
+  trace_.name.reserve(events);
+  trace_.category.reserve(events);
+  trace_.phase.reserve(events);
+  trace_.track.reserve(events);
+  trace_.ts.reserve(events);
+  trace_.dur.reserve(events);
+  trace_.external_id.reserve(events);
+  trace_.correlation.reserve(events);
+  trace_.args_row.reserve(events);
+  trace_.raw_category.reserve(events);
+}
+
+void Parser::reset() {
+  trace_ = Trace{};
+  saw_events_ = false;
+  event_index_ = 0;
+  track_index_.clear();
+  last_track_key_ = {INT64_MIN, INT64_MIN};
+  last_track_ = 0;
+  process_names_.clear();
+  open_begins_.clear();
+}
+
+// ---- chunked path -------------------------------------------------------------------
+
+namespace {
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+}  // namespace
+
+size_t Parser::skip_ws(size_t pos) const {
+  const char* d = json_.data();
+  while (pos < json_.size() && is_ws(d[pos])) ++pos;
+  return pos;
+}
+
+// End of the JSON value starting at `pos` (a scalar walk; used only for the small
+// top-level values around traceEvents).
+size_t Parser::skip_value(size_t pos) const {
+  const char* d = json_.data();
+  const size_t n = json_.size();
+  if (pos >= n) throw ChunkFallback{__LINE__};
+  if (d[pos] == '"') return skip_string(pos);
+  if (d[pos] != '{' && d[pos] != '[') {
+    while (pos < n && d[pos] != ',' && d[pos] != '}' && d[pos] != ']' && !is_ws(d[pos])) ++pos;
+    return pos;
+  }
+  size_t depth = 0;
+  while (pos < n) {
+    const char c = d[pos];
+    if (c == '"') {
+      pos = skip_string(pos);
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') {
+      if (depth == 0) throw ChunkFallback{__LINE__};
+      if (--depth == 0) return pos + 1;
+    }
+    ++pos;
+  }
+  throw ChunkFallback{__LINE__};
+}
+
+size_t Parser::skip_string(size_t pos) const {
+  const char* d = json_.data();
+  const size_t n = json_.size();
+  for (++pos; pos < n; ++pos) {
+    if (d[pos] == '\\') {
+      ++pos;
+    } else if (d[pos] == '"') {
+      return pos + 1;
+    }
+  }
+  throw ChunkFallback{__LINE__};
+}
+
+// Parses `text` as its own small document (a top-level value other than traceEvents).
+void Parser::with_document(std::string_view text, const std::function<void(od::value)>& fn) {
+  // Wrapped in an array: On-Demand hands out values of arrays, not of scalar documents.
+  scratch_.resize(text.size() + 2 + kInputPadding);
+  scratch_[0] = '[';
+  std::memcpy(scratch_.data() + 1, text.data(), text.size());
+  scratch_[text.size() + 1] = ']';
+  auto padded = simdjson::padded_string_view(scratch_.data(), text.size() + 2, text.size() + 2 + kInputPadding);
+  if (parser_.iterate(padded).get(doc_) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+  od::array arr;
+  if (doc_.get_array().get(arr) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+  for (auto element : arr) {
+    od::value v;
+    if (element.get(v) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+    fn(v);
+  }
+}
+
+// After an event object ends at `from` or later: the next "}, {" boundary between two
+// events (the position of the comma), or npos. A boundary found inside a string or a
+// nested array is caught later: the chunk before it fails to parse and the whole
+// document is parsed in one pass instead.
+size_t Parser::find_boundary(size_t from) const {
+  const char* d = json_.data();
+  const size_t n = json_.size();
+  while (from < n) {
+    const void* hit = std::memchr(d + from, '}', n - from);
+    if (hit == nullptr) return std::string_view::npos;
+    size_t p = static_cast<size_t>(static_cast<const char*>(hit) - d) + 1;
+    from = p;
+    p = skip_ws(p);
+    if (p >= n || d[p] != ',') continue;
+    const size_t comma = p;
+    p = skip_ws(p + 1);
+    if (p < n && d[p] == '{') return comma;
+  }
+  return std::string_view::npos;
+}
+
+size_t Parser::parse_events_chunked(size_t open) {
+  // `open` is the array's '['. Each chunk of events becomes its own document in place:
+  // the comma after its last event is overwritten with ']' and the comma before its
+  // first with '[' (both restored afterwards), so nothing is copied.
+  constexpr size_t kChunkBytes = 8 << 20;
+  const size_t n = json_.size();
+  char* d = json_.data();
+  size_t first = skip_ws(open + 1);
+  if (first < n && d[first] == ']') return first + 1;
+  size_t start = open;
+  struct Restore {
+    char* d;
+    std::vector<std::pair<size_t, char>> saved;
+    void set(size_t pos, char c) {
+      saved.emplace_back(pos, d[pos]);
+      d[pos] = c;
+    }
+    ~Restore() {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) d[it->first] = it->second;
+    }
+  } restore{d, {}};
+  for (;;) {
+    const size_t boundary = start + kChunkBytes < n ? find_boundary(start + kChunkBytes) : std::string_view::npos;
+    const bool last = boundary == std::string_view::npos;
+    // The last chunk has no boundary after it: walk its elements to the closing bracket.
+    const size_t end = last ? array_end(start + 1) : boundary;
+    if (d[start] != '[') restore.set(start, '[');
+    if (!last) restore.set(end, ']');
+    auto padded = simdjson::padded_string_view(d + start, end + 1 - start, n + kInputPadding - start);
+    if (parser_.iterate(padded).get(doc_) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+    od::array arr;
+    if (doc_.get_array().get(arr) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+    parse_events(arr);
+    if (last) return end + 1;
+    start = end;
+  }
+}
+
+// From the start of an element of an array: the position of the array's ']'.
+size_t Parser::array_end(size_t pos) const {
+  const char* d = json_.data();
+  const size_t n = json_.size();
+  for (;;) {
+    pos = skip_ws(skip_value(skip_ws(pos)));
+    if (pos >= n) throw ChunkFallback{__LINE__};
+    if (d[pos] == ']') return pos;
+    if (d[pos] != ',') throw ChunkFallback{__LINE__};
+    ++pos;
+  }
+}
+
+void Parser::run_chunked() {
   trace_.source = std::string(source_);
   trace_.json_bytes = json_.size();
+  const char* d = json_.data();
+  const size_t n = json_.size();
+  if (auto err = parser_.allocate(16 << 20); err != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+  reserve_columns();
+  size_t pos = skip_ws(0);
+  if (pos >= n) throw ChunkFallback{__LINE__};
+  if (d[pos] == '[') {
+    saw_events_ = true;
+    pos = parse_events_chunked(pos);
+  } else if (d[pos] == '{') {
+    pos = skip_ws(pos + 1);
+    if (pos < n && d[pos] == '}') ++pos;
+    while (pos < n && d[pos] != '}') {
+      if (d[pos] != '"') throw ChunkFallback{__LINE__};
+      const size_t key_end = skip_string(pos);
+      const std::string_view key(d + pos + 1, key_end - pos - 2);
+      pos = skip_ws(key_end);
+      if (pos >= n || d[pos] != ':') throw ChunkFallback{__LINE__};
+      pos = skip_ws(pos + 1);
+      if (key == "traceEvents") {
+        if (pos >= n || d[pos] != '[') throw ChunkFallback{__LINE__};
+        saw_events_ = true;
+        pos = parse_events_chunked(pos);
+      } else {
+        const size_t value_end = skip_value(pos);
+        const std::string_view text(d + pos, value_end - pos);
+        if (key == "deviceProperties") {
+          with_document(text, [this](od::value v) {
+            od::array arr;
+            if (v.get_array().get(arr) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+            parse_device_properties(arr);
+          });
+        } else if (key == "distributedInfo") {
+          with_document(text, [this](od::value v) { parse_distributed_info(v); });
+        } else if (key == "schemaVersion" || key == "baseTimeNanoseconds" || key == "traceName") {
+          with_document(text, [this, key](od::value v) {
+            if (is_null(v)) return;
+            if (key == "schemaVersion") trace_.schema_version = read_int(v, key);
+            else if (key == "baseTimeNanoseconds") trace_.base_time_ns = read_int(v, key);
+            else trace_.trace_name = std::string(read_string(v, key));
+          });
+        }
+        pos = value_end;
+      }
+      pos = skip_ws(pos);
+      if (pos < n && d[pos] == ',') {
+        pos = skip_ws(pos + 1);
+        if (pos >= n || d[pos] != '"') throw ChunkFallback{__LINE__};
+      } else if (pos >= n || d[pos] != '}') {
+        throw ChunkFallback{__LINE__};
+      }
+    }
+    if (pos >= n) throw ChunkFallback{__LINE__};
+    ++pos;
+  } else {
+    throw ChunkFallback{__LINE__};
+  }
+  if (skip_ws(pos) != n) throw ChunkFallback{__LINE__};  // trailing content: let the full parse explain
+  if (!saw_events_) throw ChunkFallback{__LINE__};
+}
+
+// ---- whole-document path --------------------------------------------------------------
+
+void Parser::run_whole() {
+  trace_.source = std::string(source_);
+  trace_.json_bytes = json_.size();
+  reserve_columns();
   auto padded = simdjson::padded_string_view(json_.data(), json_.size(), json_.size() + kInputPadding);
   if (auto err = parser_.allocate(std::max<size_t>(json_.size(), 64)); err != simdjson::SUCCESS)
     throw InputError(std::string(source_), fmt::format("cannot allocate the JSON parser: {}", simdjson::error_message(err)));
@@ -393,6 +670,9 @@ Trace Parser::run() {
     if (where >= json_.data() && where <= json_.data() + json_.size()) offset = static_cast<uint64_t>(where - json_.data());
     throw InputError(std::string(source_), fmt::format("malformed JSON: {}", e.what()), offset);
   }
+}
+
+Trace Parser::finish() {
   if (!saw_events_) throw InputError(std::string(source_), "no \"traceEvents\" array: not a Chrome/Kineto trace");
 
   // Close B events that never saw their E at the end of their track's last event.
@@ -808,7 +1088,7 @@ void Parser::parse_distributed_info(od::value v) {
 
 }  // namespace
 
-Trace parse_trace(std::string_view source, const InputBuffer& json) {
+Trace parse_trace(std::string_view source, InputBuffer& json) {
   Parser parser(source, json);
   return parser.run();
 }

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,15 +59,36 @@ InputBuffer::InputBuffer(size_t capacity) { reserve(capacity); }
 void InputBuffer::reserve(size_t n) {
   if (n <= capacity_ && data_) return;
   // new char[] without value-initialization: only the padding needs zeroes.
-  std::unique_ptr<char[]> bigger(new char[n + kInputPadding]);
+  std::shared_ptr<char> bigger(new char[n + kInputPadding], std::default_delete<char[]>());
   if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
   std::memset(bigger.get() + size_, 0, kInputPadding);
   data_ = std::move(bigger);
   capacity_ = n;
 }
 
+InputBuffer InputBuffer::map_file(int fd, size_t size) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGE_SIZE));
+  const size_t total = (size + kInputPadding + page - 1) / page * page;
+  // Reserve zeroed anonymous memory for file + padding, then map the file over its start:
+  // the padding (and the tail of the last file page) reads as zeros.
+  void* base = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return InputBuffer{};
+  // Populate read-only (a writable private mapping would be populated by copying every
+  // page), then allow writes: the parser's few in-place writes copy single pages.
+  void* file = ::mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+  if (file == MAP_FAILED || ::mprotect(base, size, PROT_READ | PROT_WRITE) != 0) {
+    ::munmap(base, total);
+    return InputBuffer{};
+  }
+  InputBuffer b;
+  b.data_ = std::shared_ptr<char>(static_cast<char*>(base), [total](char* p) { ::munmap(p, total); });
+  b.size_ = size;
+  b.capacity_ = size;
+  return b;
+}
+
 void InputBuffer::resize(size_t n) {
-  if (n > capacity_) reserve(n);
+  if (n > capacity_ || !data_) reserve(n);
   size_ = n;
   std::memset(data_.get() + n, 0, kInputPadding);
 }
@@ -99,6 +121,10 @@ RawInput read_input(const std::string& path, uint64_t max_json_bytes) {
     }
     try {
       const size_t hint = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
+      if (hint > max_json_bytes && S_ISREG(st.st_mode))
+        throw InputError(path, fmt::format("input is larger than the limit of {} bytes (set TTAP_MAX_INPUT_BYTES)", max_json_bytes));
+      if (S_ISREG(st.st_mode) && hint > 0) bytes = InputBuffer::map_file(fd, hint);
+      if (bytes.data() == nullptr)
       // A file of exactly `hint` bytes is read in one allocation; +1 lets read() see EOF.
       read_all(fd, path, hint + 1, max_json_bytes, bytes);
     } catch (...) {
