@@ -11,10 +11,25 @@
 
 namespace ttap {
 
+// ---- Scope ------------------------------------------------------------------------------
+// The steady state the breakdowns describe: when the GPU side carries ProfilerStep#N
+// annotations (gpu_user_annotation), the span from the first one's start to the last
+// one's end on each device, as TraceLens scopes its reports; otherwise everything.
+struct GpuScope {
+  int32_t device = -1;
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool from_steps = false;
+};
+std::vector<GpuScope> gpu_scopes(const Trace& trace, const EventTree& tree);
+// GPU activity that starts inside its device's scope, by start time.
+std::vector<EventId> scoped_gpu_events(const Trace& trace, const EventTree& tree);
+
 // ---- GPU timeline (TraceLens's gpu_timeline) -------------------------------------------
-// Interval unions over all streams of one device. computation = kernels that are not
-// communication; exposed_* = the part not hidden under computation (and, for memcpy, not
-// under communication either); total = first GPU event start to last GPU event end.
+// Interval unions over all streams of one device, clipped to its scope. computation =
+// kernels and memsets that are not communication; exposed_* = the part not hidden under
+// computation (and, for memcpy, not under communication either); total = the scope's span
+// (the GPU step annotations', else first GPU event start to last GPU event end).
 struct GpuTimeline {
   int32_t device = -1;
   int64_t computation = 0;
@@ -25,8 +40,9 @@ struct GpuTimeline {
   int64_t busy = 0;
   int64_t idle = 0;
   int64_t total = 0;
-  int64_t begin = 0;  // first GPU activity start
-  int64_t end = 0;    // last GPU activity end
+  int64_t begin = 0;  // scope start
+  int64_t end = 0;    // scope end
+  bool from_steps = false;
 };
 
 std::vector<GpuTimeline> gpu_timeline(const Trace& trace, const EventTree& tree);

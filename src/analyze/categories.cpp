@@ -59,7 +59,7 @@ OpCategory categorize_op(std::string_view name) {
                     "aten::pow", "aten::sqrt", "aten::rsqrt", "aten::neg", "aten::abs", "aten::clamp", "aten::clamp_",
                     "aten::where", "aten::masked_fill", "aten::masked_fill_", "aten::threshold_backward",
                     "aten::gelu_backward", "aten::silu_backward", "aten::sigmoid_backward", "aten::tanh_backward",
-                    "aten::addcmul_", "aten::addcdiv_", "aten::lerp_", "aten::cat", "aten::index", "aten::embedding",
+                    "aten::addcmul_", "aten::addcdiv_", "aten::lerp_", "aten::index", "aten::embedding",
                     "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous", "aten::hardtanh",
                     "aten::hardswish", "aten::leaky_relu", "aten::eq", "aten::ne", "aten::gt", "aten::lt", "aten::ge",
                     "aten::le", "aten::bitwise_not", "aten::bitwise_and", "aten::reciprocal", "aten::cos", "aten::sin"}))

@@ -10,7 +10,7 @@ LaunchStats launch_stats(const Trace& t, const EventTree& tree) {
   LaunchStats s;
   std::vector<int64_t> delays;
   int64_t call_time = 0;
-  for (EventId g : tree.gpu_events()) {
+  for (EventId g : scoped_gpu_events(t, tree)) {
     const EventId l = tree.launcher(g);
     if (l == kNoEvent) continue;
     ++s.launches;

@@ -25,7 +25,7 @@ std::vector<CategoryRow> category_breakdown(const Trace& t, const EventTree& tre
   std::vector<CategoryRow> rows(static_cast<size_t>(OpCategory::kCount));
   std::vector<std::vector<EventId>> ops(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) rows[i].category = static_cast<OpCategory>(i);
-  for (EventId g : tree.gpu_events()) {
+  for (EventId g : scoped_gpu_events(t, tree)) {
     const OpCategory c = categorize_gpu_event(t, tree, g);
     CategoryRow& r = rows[static_cast<size_t>(c)];
     ++r.kernel_count;
@@ -46,7 +46,7 @@ std::vector<CategoryRow> category_breakdown(const Trace& t, const EventTree& tre
 std::vector<OpRow> ops_summary(const Trace& t, const EventTree& tree) {
   // Per op instance: its direct kernel time; then grouped by op name.
   std::unordered_map<EventId, std::pair<int64_t, int64_t>> per_instance;  // time, kernels
-  for (EventId g : tree.gpu_events()) {
+  for (EventId g : scoped_gpu_events(t, tree)) {
     const EventId owner = tree.owner_op(g);
     if (owner == kNoEvent) continue;
     auto& [time, kernels] = per_instance[owner];
@@ -75,7 +75,7 @@ std::vector<OpRow> ops_summary(const Trace& t, const EventTree& tree) {
 
 std::vector<ShapeRow> ops_by_shape(const Trace& t, const EventTree& tree) {
   std::vector<int64_t> kernel_time(t.size(), -1);
-  for (EventId g : tree.gpu_events()) {
+  for (EventId g : scoped_gpu_events(t, tree)) {
     const EventId owner = tree.owner_op(g);
     if (owner == kNoEvent) continue;
     kernel_time[owner] = std::max<int64_t>(kernel_time[owner], 0) + t.dur[g];
@@ -117,7 +117,7 @@ std::vector<ShapeRow> ops_by_shape(const Trace& t, const EventTree& tree) {
 
 std::vector<KernelRow> kernel_summary(const Trace& t, const EventTree& tree) {
   std::unordered_map<std::pair<StringId, StringId>, KernelRow, PairHash> groups;
-  for (EventId g : tree.gpu_events()) {
+  for (EventId g : scoped_gpu_events(t, tree)) {
     const EventId owner = tree.owner_op(g);
     const StringId owner_name = owner == kNoEvent ? kNoString : t.name[owner];
     KernelRow& row = groups[{t.name[g], owner_name}];

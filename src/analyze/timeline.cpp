@@ -52,35 +52,81 @@ bool is_communication_kernel(std::string_view name) {
          has("cross_device_reduce");
 }
 
+std::vector<GpuScope> gpu_scopes(const Trace& t, const EventTree& tree) {
+  std::map<int32_t, GpuScope> scopes;
+  // GPU-side step annotations first.
+  for (EventId e = 0; e < t.size(); ++e) {
+    if (t.category[e] != Category::GpuUserAnnotation || profiler_step_number(t.name_of(e)) < 0) continue;
+    const int32_t device = t.track_of(e).device;
+    auto [it, inserted] = scopes.try_emplace(device, GpuScope{device, t.ts[e], t.end(e), true});
+    if (!inserted) {
+      it->second.begin = std::min(it->second.begin, t.ts[e]);
+      it->second.end = std::max(it->second.end, t.end(e));
+    }
+  }
+  // Devices without them: their whole GPU activity.
+  std::map<int32_t, GpuScope> spans;
+  for (EventId g : tree.gpu_events()) {
+    const int32_t device = t.track_of(g).device;
+    if (scopes.count(device)) continue;
+    auto [it, inserted] = spans.try_emplace(device, GpuScope{device, t.ts[g], t.end(g), false});
+    if (!inserted) {
+      it->second.begin = std::min(it->second.begin, t.ts[g]);
+      it->second.end = std::max(it->second.end, t.end(g));
+    }
+  }
+  scopes.merge(spans);
+  std::vector<GpuScope> out;
+  for (auto& [d, s] : scopes) out.push_back(s);
+  return out;
+}
+
+std::vector<EventId> scoped_gpu_events(const Trace& t, const EventTree& tree) {
+  const auto scopes = gpu_scopes(t, tree);
+  std::vector<EventId> out;
+  out.reserve(tree.gpu_events().size());
+  for (EventId g : tree.gpu_events()) {
+    const int32_t device = t.track_of(g).device;
+    for (const auto& s : scopes) {
+      if (s.device == device && t.ts[g] >= s.begin && t.ts[g] < s.end) {
+        out.push_back(g);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree) {
   struct Sets {
     std::vector<Interval> all, compute, comm, copy;
   };
-  std::map<int32_t, Sets> by_device;
-  for (EventId e : tree.gpu_events()) {
-    const int32_t device = t.track_of(e).device;
-    Sets& s = by_device[device];
-    const Interval iv{t.ts[e], t.end(e)};
-    s.all.push_back(iv);
-    const Category c = t.category[e];
-    if (c == Category::GpuMemcpy) {
-      s.copy.push_back(iv);
-    } else if (c == Category::Kernel && is_communication_kernel(t.name_of(e))) {
-      s.comm.push_back(iv);
-    } else {
-      s.compute.push_back(iv);
-    }
-  }
   std::vector<GpuTimeline> out;
-  for (auto& [device, s] : by_device) {
+  for (const GpuScope& scope : gpu_scopes(t, tree)) {
+    Sets s;
+    for (EventId e : tree.gpu_events()) {
+      if (t.track_of(e).device != scope.device) continue;
+      const Interval iv{std::max(t.ts[e], scope.begin), std::min(t.end(e), scope.end)};
+      if (iv.second <= iv.first) continue;
+      s.all.push_back(iv);
+      const Category c = t.category[e];
+      if (c == Category::GpuMemcpy) {
+        s.copy.push_back(iv);
+      } else if (c == Category::Kernel && is_communication_kernel(t.name_of(e))) {
+        s.comm.push_back(iv);
+      } else {
+        s.compute.push_back(iv);
+      }
+    }
     GpuTimeline g;
-    g.device = device;
+    g.device = scope.device;
+    g.from_steps = scope.from_steps;
     const auto all = merge_intervals(std::move(s.all));
     const auto compute = merge_intervals(std::move(s.compute));
     const auto comm = merge_intervals(std::move(s.comm));
     const auto copy = merge_intervals(std::move(s.copy));
-    g.begin = all.empty() ? 0 : all.front().first;
-    g.end = all.empty() ? 0 : all.back().second;
+    g.begin = scope.begin;
+    g.end = scope.end;
     g.total = g.end - g.begin;
     g.busy = total_length(all);
     g.idle = g.total - g.busy;

@@ -42,6 +42,11 @@ Table timeline_table(const std::vector<GpuTimeline>& timelines) {
     for (auto [name, v] : rows) table.rows.push_back({int64_t{g.device}, std::string(name), ms(v), pct(v, g.total)});
   }
   if (timelines.empty()) table.note = "no GPU activity in this trace";
+  for (const auto& g : timelines)
+    if (g.from_steps) {
+      table.note = "scope: the GPU-side ProfilerStep annotations (as TraceLens); ops and kernels below use the same scope";
+      break;
+    }
   return table;
 }
 
