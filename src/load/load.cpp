@@ -212,6 +212,7 @@ class Parser {
   InputBuffer& json_;  // chunk brackets are written in place and restored
   od::parser parser_;
   od::document doc_;
+  std::string compact_;        // scratch for compacting raw JSON values
   StoreVector<char> scratch_;  // small top-level values as their own documents, padded
   Trace trace_;
   bool saw_events_ = false;
@@ -329,7 +330,27 @@ StringId Parser::intern_raw(od::value v, std::string_view field) {
   std::string_view text(begin, static_cast<size_t>(end - begin));
   // The iterator stands on the token after the value (',' or '}'): drop it and spaces.
   while (!text.empty() && text.back() != ']' && text.back() != '}') text.remove_suffix(1);
-  return trace_.strings.intern(text);
+  // Pretty-printed traces spread [[1, 2], []] over lines: store one compact spelling,
+  // "[[1,2],[]]", so equal shapes intern to one id whatever the writer's layout.
+  bool compact = true;
+  for (char c : text) compact &= !(c == ' ' || c == '\n' || c == '\r' || c == '\t');
+  if (compact) return trace_.strings.intern(text);
+  compact_.clear();
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      compact_ += c;
+      if (c == '\\' && i + 1 < text.size()) compact_ += text[++i];
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+      compact_ += c;
+    } else if (!(c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+      compact_ += c;
+    }
+  }
+  return trace_.strings.intern(compact_);
 }
 
 void Parser::read_id_or_label(od::value v, std::string_view field, int64_t& number, StringId& label) {
