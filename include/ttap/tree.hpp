@@ -20,6 +20,7 @@ struct Step {
 
 struct TreeDiagnostics {
   uint64_t partial_overlaps = 0;       // a CPU event that started inside another but ended after it
+                                       // (kept as its child within 1 us, else moved up)
   uint64_t gpu_without_launch = 0;     // GPU activity whose correlation id matched no launch
   uint64_t launches_without_gpu = 0;   // kernel-launching runtime calls whose GPU work is missing
   uint64_t python_without_parent = 0;  // python_function whose parent id is not in the trace

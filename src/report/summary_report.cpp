@@ -127,7 +127,7 @@ std::vector<std::string> diagnostic_lines(const Trace& t, const EventTree& tree)
   auto add = [&](uint64_t n, const char* what) {
     if (n) lines.push_back(fmt::format("{} {}", n, what));
   };
-  add(td.partial_overlaps, "CPU events partially overlap their enclosing event (nested under it)");
+  add(td.partial_overlaps, "CPU events partially overlap their enclosing event (kept under it within 1 us, else moved up)");
   add(td.gpu_without_launch, "GPU events have no launch call in the trace");
   add(td.launches_without_gpu, "launch calls have no GPU event in the trace");
   add(td.python_without_parent, "python_function events name a parent that is not in the trace");

@@ -7,6 +7,8 @@ namespace ttap {
 
 namespace {
 
+constexpr int64_t kRoundingSlackNs = 1000;
+
 // Among events with the same start and duration, the caller encloses the callee: a
 // Python frame calls the op, an op calls the runtime.
 int nesting_rank(Category c) {
@@ -94,11 +96,20 @@ EventTree EventTree::build(const Trace& t) {
     stack.clear();
     for (EventId e : events) {
       while (!stack.empty() && t.ts[e] >= t.end(stack.back())) stack.pop_back();
+      // A partial overlap: e starts inside the top but ends after it. Within a microsecond
+      // it is rounding (the 2021 schema's resolution) and e stays the top's child; beyond,
+      // e belongs to the first ancestor that contains it (a ProfilerStep annotation that
+      // starts inside record_function's enter call, for one).
+      bool partial = false;
+      while (!stack.empty() && t.end(e) > t.end(stack.back()) + kRoundingSlackNs) {
+        partial = true;
+        stack.pop_back();
+      }
+      if (partial || (!stack.empty() && t.end(e) > t.end(stack.back()))) ++tree.diagnostics_.partial_overlaps;
       if (stack.empty()) {
         tree.roots_[track].push_back(e);
       } else {
         const EventId p = stack.back();
-        if (t.end(e) > t.end(p)) ++tree.diagnostics_.partial_overlaps;
         tree.parent_[e] = p;
         tree.depth_[e] = tree.depth_[p] + 1;
       }
