@@ -16,7 +16,13 @@ struct LoadedModule {
 };
 
 // Looks in $<env_var>, next to the executable, in ../lib/ttap beside it, and in the
-// install prefix; opens with RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND. Never throws.
+// install prefix; opens with RTLD_NOW | RTLD_LOCAL. Never throws.
+//
+// RTLD_LOCAL keeps each module's libraries (libtorch's libprotobuf, the protobuf bundled
+// in libsentencepiece) out of the global scope, so neither binds to the other's. Not
+// RTLD_DEEPBIND: it makes a module bind libstdc++'s own std::cout/std::cerr instead of the
+// executable's copy-relocated, initialized ones, and sentencepiece's trainer then crashes
+// on its first log line (tests/modules_test.cpp).
 LoadedModule open_module(const std::string& file_name, const char* env_var);
 
 }  // namespace ttap

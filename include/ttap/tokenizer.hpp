@@ -1,6 +1,6 @@
-// Tokenizer: sentencepiece, loaded from the ttap_spm module through dlopen with
-// RTLD_DEEPBIND. Debian's libsentencepiece carries its own protobuf, which clashes with
-// libtorch's when both are linked into one process; the module keeps them apart.
+// Tokenizer: sentencepiece, loaded from the ttap_spm module through dlopen (RTLD_LOCAL).
+// Debian's libsentencepiece carries its own protobuf, which clashes with libtorch's when
+// both are linked into one process; separate modules keep them apart.
 #pragma once
 
 #include <memory>

@@ -534,11 +534,21 @@ size_t Parser::find_boundary(size_t from) const {
   return std::string_view::npos;
 }
 
+// 8 MB keeps simdjson's buffers small and its setup cost negligible. Tests shrink it
+// (TTAP_PARSE_CHUNK_BYTES) to put many chunk boundaries into small traces.
+size_t chunk_bytes() {
+  if (const char* env = std::getenv("TTAP_PARSE_CHUNK_BYTES")) {
+    const long long v = std::atoll(env);
+    if (v >= 1024) return static_cast<size_t>(v);
+  }
+  return size_t{8} << 20;
+}
+
 size_t Parser::parse_events_chunked(size_t open) {
   // `open` is the array's '['. Each chunk of events becomes its own document in place:
   // the comma after its last event is overwritten with ']' and the comma before its
   // first with '[' (both restored afterwards), so nothing is copied.
-  constexpr size_t kChunkBytes = 8 << 20;
+  const size_t kChunkBytes = chunk_bytes();
   const size_t n = json_.size();
   char* d = json_.data();
   size_t first = skip_ws(open + 1);

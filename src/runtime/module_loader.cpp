@@ -46,9 +46,7 @@ LoadedModule open_module(const std::string& file_name, const char* env_var) {
       tried += fmt::format("\n  {}: not found", path);
       continue;
     }
-    // DEEPBIND: the module resolves symbols in its own dependencies first, so a library
-    // bundled inside one (sentencepiece's protobuf) never binds to another's copy.
-    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
       const char* why = ::dlerror();
       tried += fmt::format("\n  {}: {}", path, why ? why : "dlopen failed");
