@@ -63,6 +63,23 @@ OpCategory categorize_op(std::string_view op_name);
 // else the category of the op that launched it, else guessed from the kernel name.
 OpCategory categorize_gpu_event(const Trace& trace, const EventTree& tree, EventId gpu_event);
 
+// The same answers, computed once per distinct name: traces repeat a few thousand names
+// millions of times, and substring tests per event dominated the summaries.
+class NameClassifier {
+ public:
+  explicit NameClassifier(const Trace& trace);
+  bool communication(StringId kernel_name);
+  OpCategory op_category(StringId op_name);
+  OpCategory gpu_category(const EventTree& tree, EventId gpu_event);
+  bool dataloader(StringId name);
+
+ private:
+  template <typename F>
+  uint8_t cached(std::vector<uint8_t>& cache, StringId id, F compute);
+  const Trace& t_;
+  std::vector<uint8_t> communication_, op_category_, kernel_category_, dataloader_;
+};
+
 struct CategoryRow {
   OpCategory category = OpCategory::other;
   int64_t op_count = 0;      // distinct launching ops (or GPU events when none)

@@ -67,23 +67,67 @@ OpCategory categorize_op(std::string_view name) {
   return OpCategory::other;
 }
 
-OpCategory categorize_gpu_event(const Trace& t, const EventTree& tree, EventId g) {
-  const Category c = t.category[g];
-  if (c == Category::GpuMemcpy) return OpCategory::memcpy;
-  if (c == Category::GpuMemset) return OpCategory::memset;
-  const std::string_view kernel = t.name_of(g);
-  if (is_communication_kernel(kernel)) return OpCategory::communication;
-  const EventId owner = tree.owner_op(g);
-  if (owner != kNoEvent) {
-    const OpCategory oc = categorize_op(t.name_of(owner));
-    if (oc != OpCategory::other) return oc;
-  }
+namespace {
+
+// By kernel name alone, for GPU work whose launching op says nothing.
+OpCategory kernel_name_category(std::string_view kernel) {
   if (starts_with(kernel, "triton_")) return OpCategory::triton;
   if (contains(kernel, "multi_tensor_apply")) return OpCategory::multi_tensor_apply;
   if (contains(kernel, "gemm") || contains(kernel, "Gemm") || contains(kernel, "cutlass")) return OpCategory::GEMM;
   if (contains(kernel, "elementwise_kernel")) return OpCategory::elementwise;
   if (contains(kernel, "reduce_kernel")) return OpCategory::reduce;
   return OpCategory::other;
+}
+
+// The rule, over whichever (cached or direct) name tests the caller has.
+template <typename Comm, typename OpCat, typename KernelCat>
+OpCategory gpu_category(const Trace& t, const EventTree& tree, EventId g, Comm comm, OpCat op_cat, KernelCat kernel_cat) {
+  const Category c = t.category[g];
+  if (c == Category::GpuMemcpy) return OpCategory::memcpy;
+  if (c == Category::GpuMemset) return OpCategory::memset;
+  if (comm(t.name[g])) return OpCategory::communication;
+  const EventId owner = tree.owner_op(g);
+  if (owner != kNoEvent) {
+    const OpCategory oc = op_cat(t.name[owner]);
+    if (oc != OpCategory::other) return oc;
+  }
+  return kernel_cat(t.name[g]);
+}
+
+}  // namespace
+
+OpCategory categorize_gpu_event(const Trace& t, const EventTree& tree, EventId g) {
+  return gpu_category(
+      t, tree, g, [&](StringId n) { return is_communication_kernel(t.strings.view(n)); },
+      [&](StringId n) { return categorize_op(t.strings.view(n)); },
+      [&](StringId n) { return kernel_name_category(t.strings.view(n)); });
+}
+
+NameClassifier::NameClassifier(const Trace& trace) : t_(trace) {}
+
+template <typename F>
+uint8_t NameClassifier::cached(std::vector<uint8_t>& cache, StringId id, F compute) {
+  constexpr uint8_t kUnknown = 0xff;
+  if (cache.size() <= id) cache.resize(t_.strings.size(), kUnknown);
+  if (cache[id] == kUnknown) cache[id] = static_cast<uint8_t>(compute(t_.strings.view(id)));
+  return cache[id];
+}
+
+bool NameClassifier::communication(StringId n) {
+  return cached(communication_, n, [](std::string_view s) { return is_communication_kernel(s); }) != 0;
+}
+OpCategory NameClassifier::op_category(StringId n) {
+  return static_cast<OpCategory>(cached(op_category_, n, [](std::string_view s) { return categorize_op(s); }));
+}
+bool NameClassifier::dataloader(StringId n) {
+  return cached(dataloader_, n, [](std::string_view s) { return is_dataloader_event(s); }) != 0;
+}
+OpCategory NameClassifier::gpu_category(const EventTree& tree, EventId g) {
+  return ttap::gpu_category(
+      t_, tree, g, [this](StringId n) { return communication(n); }, [this](StringId n) { return op_category(n); },
+      [this](StringId n) {
+        return static_cast<OpCategory>(cached(kernel_category_, n, [](std::string_view s) { return kernel_name_category(s); }));
+      });
 }
 
 }  // namespace ttap

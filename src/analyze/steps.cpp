@@ -21,12 +21,13 @@ std::vector<StepRow> step_breakdown(const Trace& t, const EventTree& tree) {
   copies = merge_intervals(std::move(copies));
   std::vector<std::vector<Interval>> loader(tree.steps().size());
   std::vector<int64_t> kernels(tree.steps().size(), 0);
+  NameClassifier names(t);
   for (EventId e = 0; e < t.size(); ++e) {
     const int32_t s = tree.step_of(e);
     if (s < 0) continue;
     if (is_gpu_activity(t.category[e])) {
       ++kernels[s];
-    } else if (tree.in_tree(e) && is_dataloader_event(t.name_of(e))) {
+    } else if (tree.in_tree(e) && names.dataloader(t.name[e])) {
       loader[s].emplace_back(t.ts[e], t.end(e));
     }
   }

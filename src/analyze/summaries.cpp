@@ -24,9 +24,10 @@ std::string view_or(const Trace& t, StringId id, std::string_view fallback) {
 std::vector<CategoryRow> category_breakdown(const Trace& t, const EventTree& tree) {
   std::vector<CategoryRow> rows(static_cast<size_t>(OpCategory::kCount));
   std::vector<std::vector<EventId>> ops(rows.size());
+  NameClassifier names(t);
   for (size_t i = 0; i < rows.size(); ++i) rows[i].category = static_cast<OpCategory>(i);
   for (EventId g : scoped_gpu_events(t, tree)) {
-    const OpCategory c = categorize_gpu_event(t, tree, g);
+    const OpCategory c = names.gpu_category(tree, g);
     CategoryRow& r = rows[static_cast<size_t>(c)];
     ++r.kernel_count;
     r.kernel_time += t.dur[g];
@@ -117,6 +118,7 @@ std::vector<ShapeRow> ops_by_shape(const Trace& t, const EventTree& tree) {
 
 std::vector<KernelRow> kernel_summary(const Trace& t, const EventTree& tree) {
   std::unordered_map<std::pair<StringId, StringId>, KernelRow, PairHash> groups;
+  NameClassifier names(t);
   for (EventId g : scoped_gpu_events(t, tree)) {
     const EventId owner = tree.owner_op(g);
     const StringId owner_name = owner == kNoEvent ? kNoString : t.name[owner];
@@ -124,7 +126,7 @@ std::vector<KernelRow> kernel_summary(const Trace& t, const EventTree& tree) {
     if (row.count == 0) {
       row.name = std::string(t.name_of(g));
       row.owner_op = view_or(t, owner_name, "");
-      row.category = categorize_gpu_event(t, tree, g);
+      row.category = names.gpu_category(tree, g);
       row.min = t.dur[g];
       row.max = t.dur[g];
     }

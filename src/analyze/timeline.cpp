@@ -102,6 +102,7 @@ std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree) {
     std::vector<Interval> all, compute, comm, copy;
   };
   std::vector<GpuTimeline> out;
+  NameClassifier names(t);
   for (const GpuScope& scope : gpu_scopes(t, tree)) {
     Sets s;
     for (EventId e : tree.gpu_events()) {
@@ -112,7 +113,7 @@ std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree) {
       const Category c = t.category[e];
       if (c == Category::GpuMemcpy) {
         s.copy.push_back(iv);
-      } else if (c == Category::Kernel && is_communication_kernel(t.name_of(e))) {
+      } else if (c == Category::Kernel && names.communication(t.name[e])) {
         s.comm.push_back(iv);
       } else {
         s.compute.push_back(iv);

@@ -177,6 +177,8 @@ class Parser {
   std::string_view read_string(od::value v, std::string_view field);
   // Interns a string value, without unescaping when it has no escapes (the common case).
   StringId intern_string(od::value v, std::string_view field);
+  bool has_backslash(StringId id);
+  std::string_view key_of(od::field& field);
   // The raw JSON text of an array or object value, interned (e.g. Input Dims).
   StringId intern_raw(od::value v, std::string_view field);
   void read_id_or_label(od::value v, std::string_view field, int64_t& number, StringId& label);
@@ -212,6 +214,7 @@ class Parser {
   InputBuffer& json_;  // chunk brackets are written in place and restored
   od::parser parser_;
   od::document doc_;
+  std::vector<uint8_t> backslash_;  // per interned string: holds a backslash
   std::string compact_;        // scratch for compacting raw JSON values
   StoreVector<char> scratch_;  // small top-level values as their own documents, padded
   Trace trace_;
@@ -285,11 +288,39 @@ std::string_view Parser::read_string(od::value v, std::string_view field) {
   return s;
 }
 
+bool Parser::has_backslash(StringId id) {
+  while (backslash_.size() <= id) {
+    const auto next = static_cast<StringId>(backslash_.size());
+    backslash_.push_back(trace_.strings.view(next).find('\\') != std::string_view::npos);
+  }
+  return backslash_[id] != 0;
+}
+
+// The key of an object field without copying it: keys with escapes (none in real
+// traces) take simdjson's unescaping path.
+std::string_view Parser::key_of(od::field& field) {
+  const char* begin = field.key().raw();
+  const char* p = begin;
+  while (*p != '"') {
+    if (*p == '\\') {
+      std::string_view key;
+      if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key");
+      return key;
+    }
+    ++p;
+  }
+  return {begin, static_cast<size_t>(p - begin)};
+}
+
 StringId Parser::intern_string(od::value v, std::string_view field) {
   {
     const std::string_view token = trim_token(v.raw_json_token());
     if (token.size() >= 2 && token.front() == '"' && token.back() == '"') {
       std::string_view content = token.substr(1, token.size() - 2);
+      // Most strings repeat. Equal bytes with no backslash mean the same, already
+      // validated string; only new strings are scanned for escapes and UTF-8.
+      const StringId hit = trace_.strings.find(content);
+      if (hit != kNoString && !has_backslash(hit)) return hit;
       if (content.find('\\') == std::string_view::npos) {
         // Validate UTF-8 like get_string() would, so the store only holds valid text.
         if (!simdjson::validate_utf8(content.data(), content.size()))
@@ -433,6 +464,7 @@ void Parser::reserve_columns() {
 
 void Parser::reset() {
   trace_ = Trace{};
+  backslash_.clear();
   saw_events_ = false;
   event_index_ = 0;
   track_index_.clear();
@@ -767,11 +799,11 @@ void Parser::parse_event(od::object obj, const char* start) {
   EventScratch e;
   e.start = start;
   bool has_pid = false, has_tid = false;
-  for (auto field : obj) {
-    std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in event");
-    od::value v;
-    if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+  for (auto field_result : obj) {
+    od::field field;
+    if (std::move(field_result).get(field) != simdjson::SUCCESS) fail(location(), "malformed field");
+    const std::string_view key = key_of(field);
+    od::value v = field.value();
     if (key.size() == 2) {
       if (key == "ph") {
         e.ph = read_string(v, key);
@@ -838,11 +870,11 @@ void Parser::parse_event(od::object obj, const char* start) {
 }
 
 void Parser::parse_args(od::object args, EventScratch& e) {
-  for (auto field : args) {
-    std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) fail(location(), "malformed key in args");
-    od::value v;
-    if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
+  for (auto field_result : args) {
+    od::field field;
+    if (std::move(field_result).get(field) != simdjson::SUCCESS) fail(location(), "malformed field");
+    const std::string_view key = key_of(field);
+    od::value v = field.value();
     if (is_null(v)) continue;
     switch (key.size()) {
       case 4:
