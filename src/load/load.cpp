@@ -7,7 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <memory>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -189,7 +192,7 @@ class Parser {
     int line;
   };
   void reset();
-  void reserve_columns();
+  void reserve_columns(size_t events);
   void run_chunked();
   void run_whole();
   Trace finish();
@@ -199,6 +202,9 @@ class Parser {
   size_t find_boundary(size_t from) const;
   size_t array_end(size_t pos) const;
   size_t parse_events_chunked(size_t pos);
+  void parse_chunks(const std::vector<size_t>& bounds, size_t lo, size_t hi, bool copy_first);
+  void start_part(size_t bytes);
+  void absorb(Parser& part);
   void with_document(std::string_view text, const std::function<void(od::value)>& fn);
   void parse_top_object(od::object top);
   void parse_events(od::array events);
@@ -219,6 +225,7 @@ class Parser {
   StoreVector<char> scratch_;  // small top-level values as their own documents, padded
   Trace trace_;
   bool saw_events_ = false;
+  bool saw_begin_end_ = false;
   uint64_t event_index_ = 0;
 
   struct PairHash {
@@ -448,8 +455,7 @@ Trace Parser::run() {
 
 // Real traces spend 150-400 bytes of JSON per event. Reserving for one event per 100 bytes
 // avoids regrowing copies; untouched reserved pages cost no memory.
-void Parser::reserve_columns() {
-  const size_t events = json_.size() / 100 + 16;
+void Parser::reserve_columns(size_t events) {
   trace_.name.reserve(events);
   trace_.category.reserve(events);
   trace_.phase.reserve(events);
@@ -466,6 +472,7 @@ void Parser::reset() {
   trace_ = Trace{};
   backslash_.clear();
   saw_events_ = false;
+  saw_begin_end_ = false;
   event_index_ = 0;
   track_index_.clear();
   last_track_key_ = {INT64_MIN, INT64_MIN};
@@ -576,16 +583,73 @@ size_t chunk_bytes() {
   return size_t{8} << 20;
 }
 
+size_t parse_threads() {
+  if (const char* env = std::getenv("TTAP_THREADS")) {
+    const long v = std::atol(env);
+    if (v >= 1) return static_cast<size_t>(std::min(v, 64L));
+  }
+  return std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+}
+
 size_t Parser::parse_events_chunked(size_t open) {
-  // `open` is the array's '['. Each chunk of events becomes its own document in place:
-  // the comma after its last event is overwritten with ']' and the comma before its
-  // first with '[' (both restored afterwards), so nothing is copied.
+  // `open` is the array's '['. Chunk boundaries are found first (each a short local
+  // search), then runs of consecutive chunks go to worker threads, each with its own
+  // parser and partial store, merged in file order at the end.
   const size_t kChunkBytes = chunk_bytes();
   const size_t n = json_.size();
+  const size_t first = skip_ws(open + 1);
+  if (first < n && json_.data()[first] == ']') return first + 1;
+  std::vector<size_t> bounds{open};  // '[' , the commas between chunks, then the ']'
+  for (;;) {
+    const size_t from = bounds.back();
+    const size_t b = from + kChunkBytes < n ? find_boundary(from + kChunkBytes) : std::string_view::npos;
+    if (b == std::string_view::npos) {
+      bounds.push_back(array_end(from + 1));
+      break;
+    }
+    bounds.push_back(b);
+  }
+  const size_t chunks = bounds.size() - 1;
+  const size_t workers = std::min(parse_threads(), chunks);
+  if (workers <= 1) {
+    parse_chunks(bounds, 0, chunks, false);
+    return bounds.back() + 1;
+  }
+  std::vector<std::unique_ptr<Parser>> parts;
+  std::vector<std::exception_ptr> errors(workers);
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) {
+    parts.push_back(std::make_unique<Parser>(source_, json_));
+    Parser* part = parts.back().get();
+    const size_t lo = w * chunks / workers, hi = (w + 1) * chunks / workers;
+    threads.emplace_back([part, &bounds, lo, hi, &errors, w] {
+      try {
+        part->start_part(bounds[hi] - bounds[lo]);
+        part->parse_chunks(bounds, lo, hi, true);
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    });
+  }
+  try {
+    parse_chunks(bounds, 0, chunks / workers, false);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (auto& part : parts) absorb(*part);
+  return bounds.back() + 1;
+}
+
+// Parses chunks [lo, hi) of `bounds`. Each becomes its own document in place: the comma
+// after its last event is overwritten with ']' and the one before its first with '['
+// (restored afterwards). A worker copies its first chunk instead, since the byte before
+// it is the previous worker's ']'.
+void Parser::parse_chunks(const std::vector<size_t>& bounds, size_t lo, size_t hi, bool copy_first) {
   char* d = json_.data();
-  size_t first = skip_ws(open + 1);
-  if (first < n && d[first] == ']') return first + 1;
-  size_t start = open;
+  const size_t n = json_.size();
   struct Restore {
     char* d;
     std::vector<std::pair<size_t, char>> saved;
@@ -597,21 +661,140 @@ size_t Parser::parse_events_chunked(size_t open) {
       for (auto it = saved.rbegin(); it != saved.rend(); ++it) d[it->first] = it->second;
     }
   } restore{d, {}};
-  for (;;) {
-    const size_t boundary = start + kChunkBytes < n ? find_boundary(start + kChunkBytes) : std::string_view::npos;
-    const bool last = boundary == std::string_view::npos;
-    // The last chunk has no boundary after it: walk its elements to the closing bracket.
-    const size_t end = last ? array_end(start + 1) : boundary;
-    if (d[start] != '[') restore.set(start, '[');
-    if (!last) restore.set(end, ']');
-    auto padded = simdjson::padded_string_view(d + start, end + 1 - start, n + kInputPadding - start);
-    if (parser_.iterate(padded).get(doc_) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+  if (auto err = parser_.allocate(16 << 20); err != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+  for (size_t i = lo; i < hi; ++i) {
+    const size_t start = bounds[i], end = bounds[i + 1];
+    const bool last = i + 1 == bounds.size() - 1;  // ends at the array's own ']'
+    if (i == lo && copy_first) {
+      const size_t len = end - start - 1;
+      scratch_.resize(len + 2 + kInputPadding);
+      scratch_[0] = '[';
+      std::memcpy(scratch_.data() + 1, d + start + 1, len);
+      scratch_[len + 1] = ']';
+      if (parser_.iterate(simdjson::padded_string_view(scratch_.data(), len + 2, len + 2 + kInputPadding)).get(doc_) !=
+          simdjson::SUCCESS)
+        throw ChunkFallback{__LINE__};
+    } else {
+      if (d[start] != '[') restore.set(start, '[');
+      if (!last) restore.set(end, ']');
+      if (parser_.iterate(simdjson::padded_string_view(d + start, end + 1 - start, n + kInputPadding - start)).get(doc_) !=
+          simdjson::SUCCESS)
+        throw ChunkFallback{__LINE__};
+    }
     od::array arr;
     if (doc_.get_array().get(arr) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
     parse_events(arr);
-    if (last) return end + 1;
-    start = end;
   }
+}
+
+void Parser::start_part(size_t bytes) {
+  trace_.source = std::string(source_);
+  const size_t events = bytes / 100 + 16;
+  reserve_columns(events);
+}
+
+// Appends a worker's partial store, translating its string, track and row ids.
+void Parser::absorb(Parser& part) {
+  // B/E pairs may straddle parts; such traces are rare enough to parse on one thread.
+  if (part.saw_begin_end_ || saw_begin_end_) throw ChunkFallback{__LINE__};
+  Trace& p = part.trace_;
+  std::vector<StringId> sid(p.strings.size());
+  for (StringId i = 0; i < sid.size(); ++i) sid[i] = trace_.strings.intern(p.strings.view(i));
+  auto str = [&sid](StringId id) { return id == kNoString ? kNoString : sid[id]; };
+  std::vector<TrackId> tid(p.tracks.size());
+  for (TrackId i = 0; i < tid.size(); ++i) {
+    const Track& pt = p.tracks[i];
+    auto [it, inserted] = track_index_.try_emplace({pt.pid, pt.tid}, static_cast<TrackId>(trace_.tracks.size()));
+    if (inserted) {
+      Track t = pt;
+      t.pid_label = str(pt.pid_label);
+      t.tid_label = str(pt.tid_label);
+      t.thread_name = str(pt.thread_name);
+      t.process_name = kNoString;
+      trace_.tracks.push_back(t);
+    } else {
+      Track& t = trace_.tracks[it->second];
+      t.gpu |= pt.gpu;
+      if (t.device < 0) t.device = pt.device;
+      if (t.stream < 0) t.stream = pt.stream;
+      if (pt.thread_name != kNoString) t.thread_name = str(pt.thread_name);
+    }
+    tid[i] = it->second;
+  }
+  last_track_key_ = {INT64_MIN, INT64_MIN};
+  for (auto [pid, name] : part.process_names_) process_names_[pid] = str(name);
+
+  const auto base = static_cast<EventId>(trace_.size());
+  const uint32_t op0 = static_cast<uint32_t>(trace_.op_args.size()), kernel0 = static_cast<uint32_t>(trace_.kernel_args.size()),
+                 py0 = static_cast<uint32_t>(trace_.python_args.size()), copy0 = static_cast<uint32_t>(trace_.copy_args.size()),
+                 sync0 = static_cast<uint32_t>(trace_.sync_args.size());
+  for (EventId e = 0; e < p.size(); ++e) {
+    trace_.name.push_back(str(p.name[e]));
+    trace_.category.push_back(p.category[e]);
+    trace_.phase.push_back(p.phase[e]);
+    trace_.track.push_back(tid[p.track[e]]);
+    trace_.ts.push_back(p.ts[e]);
+    trace_.dur.push_back(p.dur[e]);
+    trace_.external_id.push_back(p.external_id[e]);
+    trace_.correlation.push_back(p.correlation[e]);
+    trace_.raw_category.push_back(str(p.raw_category[e]));
+    uint32_t row = p.args_row[e];
+    if (row != kNoRow) {
+      switch (p.category[e]) {
+        case Category::Kernel: row += kernel0; break;
+        case Category::PythonFunction: row += py0; break;
+        case Category::GpuMemcpy:
+        case Category::GpuMemset: row += copy0; break;
+        case Category::CudaSync: row += sync0; break;
+        default: row += op0; break;
+      }
+    }
+    trace_.args_row.push_back(row);
+  }
+  for (OpArgs a : p.op_args) {
+    a.input_dims = str(a.input_dims);
+    a.input_types = str(a.input_types);
+    a.input_strides = str(a.input_strides);
+    a.concrete_inputs = str(a.concrete_inputs);
+    trace_.op_args.push_back(a);
+  }
+  trace_.kernel_args.insert(trace_.kernel_args.end(), p.kernel_args.begin(), p.kernel_args.end());
+  trace_.python_args.insert(trace_.python_args.end(), p.python_args.begin(), p.python_args.end());
+  trace_.copy_args.insert(trace_.copy_args.end(), p.copy_args.begin(), p.copy_args.end());
+  for (SyncArgs a : p.sync_args) {
+    a.kind = str(a.kind);
+    trace_.sync_args.push_back(a);
+  }
+  for (CollectiveArgs c : p.collectives) {
+    c.event += base;
+    c.collective_name = str(c.collective_name);
+    c.dtype = str(c.dtype);
+    c.process_group_name = str(c.process_group_name);
+    c.process_group_desc = str(c.process_group_desc);
+    c.process_group_ranks = str(c.process_group_ranks);
+    trace_.collectives.push_back(c);
+  }
+  for (MemoryEvent m : p.memory_events) {
+    m.track = tid[m.track];
+    trace_.memory_events.push_back(m);
+  }
+  for (FlowEvent f : p.flows) {
+    f.track = tid[f.track];
+    f.category = str(f.category);
+    trace_.flows.push_back(f);
+  }
+  for (CounterSample c : p.counters) {
+    c.name = str(c.name);
+    c.series = str(c.series);
+    trace_.counters.push_back(c);
+  }
+  auto& d = trace_.diagnostics;
+  const auto& pd = p.diagnostics;
+  d.events_seen += pd.events_seen;
+  d.metadata_events += pd.metadata_events;
+  d.unknown_phase += pd.unknown_phase;
+  d.negative_durations_clamped += pd.negative_durations_clamped;
+  event_index_ += part.event_index_;
 }
 
 // From the start of an element of an array: the position of the array's ']'.
@@ -632,8 +815,7 @@ void Parser::run_chunked() {
   trace_.json_bytes = json_.size();
   const char* d = json_.data();
   const size_t n = json_.size();
-  if (auto err = parser_.allocate(16 << 20); err != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
-  reserve_columns();
+  reserve_columns(json_.size() / 100 + 16);
   size_t pos = skip_ws(0);
   if (pos >= n) throw ChunkFallback{__LINE__};
   if (d[pos] == '[') {
@@ -696,7 +878,7 @@ void Parser::run_chunked() {
 void Parser::run_whole() {
   trace_.source = std::string(source_);
   trace_.json_bytes = json_.size();
-  reserve_columns();
+  reserve_columns(json_.size() / 100 + 16);
   auto padded = simdjson::padded_string_view(json_.data(), json_.size(), json_.size() + kInputPadding);
   if (auto err = parser_.allocate(std::max<size_t>(json_.size(), 64)); err != simdjson::SUCCESS)
     throw InputError(std::string(source_), fmt::format("cannot allocate the JSON parser: {}", simdjson::error_message(err)));
@@ -1017,6 +1199,7 @@ void Parser::commit(EventScratch& e) {
     return;
   }
   if (ph == 'E') {
+    saw_begin_end_ = true;
     auto it = open_begins_.find(track);
     if (it == open_begins_.end() || it->second.empty()) {
       ++trace_.diagnostics.unmatched_begin_end;
@@ -1096,6 +1279,7 @@ void Parser::commit(EventScratch& e) {
   }
   if (ph == 'B') {
     trace_.dur.back() = 0;
+    saw_begin_end_ = true;
     open_begins_[track].push_back(id);
   }
 }
