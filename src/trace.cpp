@@ -63,7 +63,7 @@ const DeviceProperties* Trace::device(int32_t id) const {
 }
 
 size_t Trace::memory_bytes() const {
-  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  auto bytes = [](const auto& v) { return v.size() * sizeof(v[0]); };
   return strings.bytes() + bytes(name) + bytes(category) + bytes(phase) + bytes(track) + bytes(ts) + bytes(dur) +
          bytes(external_id) + bytes(correlation) + bytes(args_row) + bytes(raw_category) + bytes(tracks) +
          bytes(op_args) + bytes(kernel_args) + bytes(python_args) + bytes(copy_args) + bytes(sync_args) +

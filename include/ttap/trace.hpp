@@ -222,7 +222,7 @@ struct Trace {
   const CollectiveArgs* collective(EventId e) const;
   const DeviceProperties* device(int32_t id) const;
 
-  // Bytes held by the store, for the memory benchmark and -v logging.
+  // Bytes the store uses (not counting reserved, untouched capacity), for -v logging.
   size_t memory_bytes() const;
 };
 

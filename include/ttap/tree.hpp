@@ -39,7 +39,7 @@ class EventTree {
   std::span<const EventId> children(EventId e) const {
     return {children_.data() + child_begin_[e], children_.data() + child_begin_[e + 1]};
   }
-  bool in_tree(EventId e) const { return in_tree_[e]; }
+  bool in_tree(EventId e) const { return in_tree_[e] != 0; }
 
   // GPU activity -> the cuda_runtime/cuda_driver call that launched it (kNoEvent if none).
   EventId launcher(EventId gpu_event) const { return launcher_[gpu_event]; }
@@ -65,15 +65,16 @@ class EventTree {
   std::vector<EventId> path_to_root(EventId e) const;
 
  private:
-  std::vector<EventId> parent_;
-  std::vector<uint32_t> depth_;
-  std::vector<uint32_t> child_begin_;
-  std::vector<EventId> children_;
-  std::vector<bool> in_tree_;
-  std::vector<EventId> launcher_;
-  std::vector<EventId> owner_op_;
-  std::vector<EventId> python_parent_;
-  std::vector<int32_t> step_of_;
+  // Per-event arrays on huge pages (see store_vector.hpp).
+  StoreVector<EventId> parent_;
+  StoreVector<uint32_t> depth_;
+  StoreVector<uint32_t> child_begin_;
+  StoreVector<EventId> children_;
+  StoreVector<uint8_t> in_tree_;
+  StoreVector<EventId> launcher_;
+  StoreVector<EventId> owner_op_;
+  StoreVector<EventId> python_parent_;
+  StoreVector<int32_t> step_of_;
   std::vector<Step> steps_;
   std::vector<std::vector<EventId>> roots_;
   std::vector<std::vector<EventId>> gpu_events_;

@@ -466,6 +466,13 @@ void Parser::reserve_columns(size_t events) {
   trace_.correlation.reserve(events);
   trace_.args_row.reserve(events);
   trace_.raw_category.reserve(events);
+  // The argument tables too: reserving more than a trace uses costs address space only,
+  // while regrowing copies them and touches fresh pages, which is slow on VMs.
+  trace_.op_args.reserve(events / 2);
+  trace_.kernel_args.reserve(events / 4);
+  trace_.python_args.reserve(events / 2);
+  trace_.copy_args.reserve(events / 8);
+  trace_.flows.reserve(events);
 }
 
 void Parser::reset() {

@@ -1,5 +1,7 @@
 #include "ttap/tree.hpp"
 
+#include <functional>
+
 #include <algorithm>
 #include <charconv>
 
@@ -26,6 +28,31 @@ bool nests_on_cpu(const Trace& t, EventId e) {
   const Category c = t.category[e];
   return t.phase[e] == Phase::Complete && !is_gpu_activity(c) && c != Category::GpuUserAnnotation &&
          c != Category::CudaSync && c != Category::TraceSpan && !t.tracks[t.track[e]].gpu;
+}
+
+// Profilers write each thread's events almost in start order (a few dozen descents in
+// tens of thousands of events): merging the ascending runs beats a full sort.
+template <typename T, typename Less>
+void sort_nearly_sorted(std::vector<T>& v, Less less) {
+  std::vector<size_t> runs{0};
+  for (size_t i = 1; i < v.size(); ++i)
+    if (less(v[i], v[i - 1])) runs.push_back(i);
+  if (runs.size() == 1) return;
+  if (runs.size() > v.size() / 8) {
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  runs.push_back(v.size());
+  while (runs.size() > 2) {
+    std::vector<size_t> merged{0};
+    for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+      std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(runs[r]), v.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                         v.begin() + static_cast<std::ptrdiff_t>(runs[r + 2]), less);
+      merged.push_back(runs[r + 2]);
+    }
+    if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a round
+    runs.swap(merged);
+  }
 }
 
 template <typename Key>
@@ -58,7 +85,7 @@ EventTree EventTree::build(const Trace& t) {
   const size_t n = t.size();
   tree.parent_.assign(n, kNoEvent);
   tree.depth_.assign(n, 0);
-  tree.in_tree_.assign(n, false);
+  tree.in_tree_.assign(n, 0);
   tree.launcher_.assign(n, kNoEvent);
   tree.owner_op_.assign(n, kNoEvent);
   tree.python_parent_.assign(n, kNoEvent);
@@ -71,15 +98,15 @@ EventTree EventTree::build(const Trace& t) {
   for (EventId e = 0; e < n; ++e) {
     if (is_gpu_activity(t.category[e])) {
       tree.gpu_events_[t.track[e]].push_back(e);
-      tree.in_tree_[e] = true;
+      tree.in_tree_[e] = 1;
     } else if (nests_on_cpu(t, e)) {
       cpu_by_track[t.track[e]].push_back(e);
-      tree.in_tree_[e] = true;
+      tree.in_tree_[e] = 1;
     }
   }
 
   // 2. CPU nesting by time containment, one stack per thread.
-  std::vector<EventId> nearest_op(n, kNoEvent);  // innermost cpu_op at or above an event
+  StoreVector<EventId> nearest_op(n, kNoEvent);  // innermost cpu_op at or above an event
   std::vector<EventId> order;                    // all CPU events, parents before children
   order.reserve(n);
   std::vector<EventId> stack;
@@ -92,7 +119,7 @@ EventTree EventTree::build(const Trace& t) {
       if (ra != rb) return ra < rb;
       return a < b;
     };
-    if (!std::is_sorted(events.begin(), events.end(), before)) std::sort(events.begin(), events.end(), before);
+    sort_nearly_sorted(events, before);
     stack.clear();
     for (EventId e : events) {
       while (!stack.empty() && t.ts[e] >= t.end(stack.back())) stack.pop_back();
@@ -125,15 +152,29 @@ EventTree EventTree::build(const Trace& t) {
   for (EventId e = 0; e < n; ++e) {
     if (is_launch(t.category[e]) && t.correlation[e] != kNoId) launches.emplace_back(t.correlation[e], e);
   }
-  launches = sorted_pairs(std::move(launches));
+  // Correlation ids grow through a trace: nearly sorted already. Where they are dense (a
+  // single profiling session), a direct table replaces the binary search.
+  sort_nearly_sorted(launches, std::less<>());
+  const int64_t corr_lo = launches.empty() ? 0 : launches.front().first;
+  const int64_t corr_span = launches.empty() ? 0 : launches.back().first - corr_lo + 1;
+  StoreVector<EventId> by_correlation;
+  if (!launches.empty() && corr_span <= static_cast<int64_t>(launches.size()) * 4 + 1024) {
+    by_correlation.assign(static_cast<size_t>(corr_span), kNoEvent);
+    for (auto it = launches.rbegin(); it != launches.rend(); ++it) by_correlation[it->first - corr_lo] = it->second;
+  }
+  auto launch_of = [&](int64_t corr) {
+    if (corr == kNoId) return kNoEvent;
+    if (by_correlation.empty()) return lookup(launches, corr);
+    const int64_t i = corr - corr_lo;
+    return i >= 0 && i < corr_span ? by_correlation[static_cast<size_t>(i)] : kNoEvent;
+  };
   std::vector<bool> launched_something(n, false);
+  auto by_start = [&t](EventId a, EventId b) { return t.ts[a] != t.ts[b] ? t.ts[a] < t.ts[b] : a < b; };
   for (auto& per_track : tree.gpu_events_) {
-    std::sort(per_track.begin(), per_track.end(), [&t](EventId a, EventId b) {
-      return t.ts[a] != t.ts[b] ? t.ts[a] < t.ts[b] : a < b;
-    });
+    sort_nearly_sorted(per_track, by_start);
     for (EventId g : per_track) {
       tree.all_gpu_.push_back(g);
-      const EventId l = t.correlation[g] == kNoId ? kNoEvent : lookup(launches, t.correlation[g]);
+      const EventId l = launch_of(t.correlation[g]);
       if (l == kNoEvent) {
         ++tree.diagnostics_.gpu_without_launch;
         continue;
@@ -146,15 +187,17 @@ EventTree EventTree::build(const Trace& t) {
       tree.owner_op_[g] = lp == kNoEvent ? kNoEvent : nearest_op[lp];
     }
   }
-  std::sort(tree.all_gpu_.begin(), tree.all_gpu_.end(), [&t](EventId a, EventId b) {
-    return t.ts[a] != t.ts[b] ? t.ts[a] < t.ts[b] : a < b;
-  });
+  sort_nearly_sorted(tree.all_gpu_, by_start);  // one sorted run per GPU track
+  std::vector<int8_t> launches_work(t.strings.size(), -1);  // per name: a launch/copy/set call?
   for (auto [corr, l] : launches) {
-    const std::string_view name = t.name_of(l);
-    const bool launches_kernel = name.find("Launch") != std::string_view::npos ||
-                                 name.find("Memcpy") != std::string_view::npos ||
-                                 name.find("Memset") != std::string_view::npos;
-    if (launches_kernel && !launched_something[l]) ++tree.diagnostics_.launches_without_gpu;
+    if (launched_something[l]) continue;
+    int8_t& known = launches_work[t.name[l]];
+    if (known < 0) {
+      const std::string_view name = t.name_of(l);
+      known = name.find("Launch") != std::string_view::npos || name.find("Memcpy") != std::string_view::npos ||
+              name.find("Memset") != std::string_view::npos;
+    }
+    if (known) ++tree.diagnostics_.launches_without_gpu;
   }
 
   // 4. Children lists (CSR), parents' children in start order: CPU first, then GPU.
@@ -164,7 +207,7 @@ EventTree EventTree::build(const Trace& t) {
   }
   for (size_t i = 0; i < n; ++i) tree.child_begin_[i + 1] += tree.child_begin_[i];
   tree.children_.resize(tree.child_begin_[n]);
-  std::vector<uint32_t> fill(tree.child_begin_.begin(), tree.child_begin_.end() - 1);
+  StoreVector<uint32_t> fill(tree.child_begin_.begin(), tree.child_begin_.end() - 1);
   for (EventId e : order) {
     if (tree.parent_[e] != kNoEvent) tree.children_[fill[tree.parent_[e]]++] = e;
   }
