@@ -158,3 +158,26 @@ TEST(Loader, BoundaryLookalikeInsideStringsIsHarmless) {
 }
 
 }  // namespace
+
+namespace {
+
+// Arrays of objects inside args look like event boundaries to the chunker ("}, {" at
+// depth 3); the chunk parse fails and the whole document is parsed instead, correctly.
+TEST(Loader, NestedArraysOfObjectsInArgs) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < 100; ++i) {
+    if (i) json += ",";
+    json += R"({"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":)" + std::to_string(i * 10) +
+            R"(,"dur":5,"args":{"frames":[{"f":"a.py"}, {"f":"b.py"}, {"f":"c.py"}],"External id":)" + std::to_string(i) + "}}";
+  }
+  json += "]}";
+  const std::string path = ttap::test::temp_file("nested.json", json);
+  ::setenv("TTAP_PARSE_CHUNK_BYTES", "1024", 1);
+  const ttap::Trace t = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+  ASSERT_EQ(t.size(), 100u);
+  EXPECT_EQ(t.external_id[99], 99);
+  EXPECT_EQ(t.ts[99], 990000);
+}
+
+}  // namespace

@@ -162,3 +162,35 @@ TEST(RealTraces, GemmKernelsBelongToGemmOps) {
 }
 
 }  // namespace
+
+namespace {
+
+// Correlation ids far apart (several profiling sessions in one file) take the sorted
+// lookup instead of the direct table; the links must be the same.
+TEST(Tree, SparseCorrelationIdsStillLink) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < 50; ++i) {
+    const long corr = 1 + static_cast<long>(i) * 1000000007L;
+    const int ts = i * 100;
+    if (i) json += ",";
+    json += R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":50},)";
+    json += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(ts + 1) +
+            R"(,"dur":5,"args":{"correlation":)" + std::to_string(corr) + "}},";
+    json += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(ts + 20) +
+            R"(,"dur":10,"args":{"stream":7,"correlation":)" + std::to_string(corr) + "}}";
+  }
+  json += "]}";
+  const ttap::Trace t = ttap::load_trace(ttap::test::temp_file("sparse.json", json));
+  const ttap::EventTree tree = ttap::EventTree::build(t);
+  ASSERT_EQ(tree.gpu_events().size(), 50u);
+  for (ttap::EventId g : tree.gpu_events()) {
+    const ttap::EventId l = tree.launcher(g);
+    ASSERT_NE(l, ttap::kNoEvent);
+    EXPECT_EQ(t.correlation[l], t.correlation[g]);
+    EXPECT_EQ(t.ts[g] - t.ts[l], 19000);
+    EXPECT_EQ(t.name_of(tree.owner_op(g)), "aten::mm");
+  }
+  EXPECT_EQ(tree.diagnostics().gpu_without_launch, 0u);
+}
+
+}  // namespace

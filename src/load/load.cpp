@@ -230,7 +230,7 @@ class Parser {
 
   struct PairHash {
     size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+      return std::hash<uint64_t>()(static_cast<uint64_t>(p.first) * 1000003u ^ static_cast<uint64_t>(p.second));
     }
   };
   std::unordered_map<std::pair<int64_t, int64_t>, TrackId, PairHash> track_index_;
@@ -668,7 +668,9 @@ void Parser::parse_chunks(const std::vector<size_t>& bounds, size_t lo, size_t h
       for (auto it = saved.rbegin(); it != saved.rend(); ++it) d[it->first] = it->second;
     }
   } restore{d, {}};
-  if (auto err = parser_.allocate(16 << 20); err != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
+  // Room for the largest chunk up front (a chunk ends past its nominal size), no more.
+  const size_t capacity = std::min(json_.size(), 2 * chunk_bytes()) + 64;
+  if (parser_.capacity() < capacity && parser_.allocate(capacity) != simdjson::SUCCESS) throw ChunkFallback{__LINE__};
   for (size_t i = lo; i < hi; ++i) {
     const size_t start = bounds[i], end = bounds[i + 1];
     const bool last = i + 1 == bounds.size() - 1;  // ends at the array's own ']'
