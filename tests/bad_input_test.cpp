@@ -102,3 +102,24 @@ TEST(BadInput, CliExitsTwoWithOneLine) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by the fuzzer: a 17-digit microsecond timestamp overflowed while being scaled.
+TEST(BadInput, TimestampsJustPastTheLimitAreAbsurdNotOverflow) {
+  for (const char* ts : {"17121954955221285", "9000000000000001", "99999999999999999999999", "-17121954955221285.5"}) {
+    const std::string path = temp_file("big_ts.json", std::string(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":)") +
+                                                          ts + R"(,"dur":1}]})");
+    try {
+      ttap::load_trace(path);
+      ADD_FAILURE() << ts << " loaded";
+    } catch (const ttap::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("absurd"), std::string::npos) << e.what();
+    }
+  }
+  // The largest accepted value loads exactly.
+  const ttap::Trace t = ttap::load_trace(temp_file("max_ts.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":8999999999999999.999,"dur":1}]})"));
+  EXPECT_EQ(t.ts[0], 8999999999999999999LL);
+}
+
+}  // namespace

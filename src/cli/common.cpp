@@ -1,3 +1,6 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -11,11 +14,40 @@
 
 namespace ttap::cli {
 
+namespace {
+
+// A status line on a terminal while a large trace loads (seconds for a gigabyte); nothing
+// when stderr is a file or a pipe, or with -q.
+class LoadStatus {
+ public:
+  explicit LoadStatus(const std::string& path) {
+    struct stat st {};
+    active_ = ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info && path != "-" &&
+              ::stat(path.c_str(), &st) == 0 && st.st_size >= (64 << 20);
+    if (active_) show(fmt::format("loading {} ({:.0f} MB)...", path, static_cast<double>(st.st_size) / 1e6));
+  }
+  ~LoadStatus() {
+    if (active_) std::fputs("\r\033[K", stderr);
+  }
+  void show(const std::string& text) {
+    if (!active_) return;
+    std::fputs(("\r\033[Kttap: " + text).c_str(), stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool active_ = false;
+};
+
+}  // namespace
+
 Loaded load_and_build(const std::string& path) {
   using clock = std::chrono::steady_clock;
+  LoadStatus status(path);
   const auto t0 = clock::now();
   Trace trace = load_trace(path);
   const auto t1 = clock::now();
+  status.show(fmt::format("{}: {} events parsed, building the tree...", path, trace.size()));
   EventTree tree = EventTree::build(trace);
   const auto t2 = clock::now();
   const double load_s = std::chrono::duration<double>(t1 - t0).count();

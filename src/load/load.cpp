@@ -53,8 +53,8 @@ bool parse_us_as_ns(std::string_view text, int64_t& out) {
   int64_t whole = 0;
   size_t digits = 0;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
-    if (whole > (kMaxAbsTsNs / 1000)) return false;  // too large: reported as absurd
     whole = whole * 10 + (text[i] - '0');
+    if (whole > kMaxAbsTsNs / 1000) return false;  // too large: reported as absurd
   }
   if (digits == 0) return false;
   int64_t frac = 0;
