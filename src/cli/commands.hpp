@@ -36,7 +36,17 @@ struct AnalyzeOptions {
   std::string output;
 };
 
+struct DiffOptions {
+  std::string base;
+  std::string next;
+  double threshold_pct = 7.0;
+  std::string format = "text";
+  std::string output;
+  size_t top = 15;
+};
+
 int run_tree(const TreeOptions& o);
+int run_diff(const DiffOptions& o);
 int run_summary(const SummaryOptions& o);
 int run_analyze(const AnalyzeOptions& o);
 

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 
@@ -52,6 +53,16 @@ int dispatch(int argc, char** argv) {
   summary_cmd->add_option("--table", summary.table, "Only this table (e.g. gpu_timeline, kernel_summary)");
   summary_cmd->add_option("--top", summary.top, "Rows per long table in text form (0 = all)");
 
+  DiffOptions diff;
+  std::string threshold = "7%";
+  auto* diff_cmd = app.add_subcommand("diff", "Compare two traces of one workload; exit 1 on a regression above the threshold");
+  diff_cmd->add_option("base", diff.base, "The baseline trace")->required();
+  diff_cmd->add_option("new", diff.next, "The trace to judge")->required();
+  diff_cmd->add_option("--threshold", threshold, "Regression threshold on step time, GPU busy time and peak memory (default 7%)");
+  diff_cmd->add_option("--format", diff.format, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  diff_cmd->add_option("-o,--output", diff.output, "Write to this file instead of stdout");
+  diff_cmd->add_option("--top", diff.top, "Rows per long table in text form (0 = all)");
+
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Analyze traces for performance problems");
   analyze_cmd->add_option("traces", analyze.traces, "Trace files")->required();
@@ -74,6 +85,17 @@ int dispatch(int argc, char** argv) {
   }
   if (tree_cmd->parsed()) return run_tree(tree);
   if (summary_cmd->parsed()) return run_summary(summary);
+  if (diff_cmd->parsed()) {
+    std::string t = threshold;
+    if (!t.empty() && t.back() == '%') t.pop_back();
+    char* end = nullptr;
+    diff.threshold_pct = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || !(diff.threshold_pct >= 0) || diff.threshold_pct > 1e6) {
+      fmt::print(stderr, "ttap: error: --threshold: expected a percentage such as 7% or 2.5, got \"{}\"\n", threshold);
+      return kBadInput;
+    }
+    return run_diff(diff);
+  }
   if (analyze_cmd->parsed()) return run_analyze(analyze);
   fmt::print(stderr, "{}", app.help());
   return kBadInput;
