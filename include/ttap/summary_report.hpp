@@ -10,6 +10,7 @@ namespace ttap {
 
 struct SummaryOptions {
   size_t top = 20;  // rows per long table in text form; 0 = all
+  bool roofline = false;  // add the roofline table
 };
 
 std::vector<Table> summary_tables(const Trace& trace, const EventTree& tree, const SummaryOptions& options);

@@ -28,6 +28,7 @@ struct SummaryOptions {
   std::string output;
   std::string table;  // only this table
   size_t top = 20;
+  bool roofline = false;
 };
 
 struct AnalyzeOptions {

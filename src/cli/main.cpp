@@ -52,6 +52,7 @@ int dispatch(int argc, char** argv) {
   summary_cmd->add_option("-o,--output", summary.output, "Write to this file instead of stdout");
   summary_cmd->add_option("--table", summary.table, "Only this table (e.g. gpu_timeline, kernel_summary)");
   summary_cmd->add_option("--top", summary.top, "Rows per long table in text form (0 = all)");
+  summary_cmd->add_flag("--roofline", summary.roofline, "Add FLOPs, bytes and achieved throughput against the device's peaks");
 
   DiffOptions diff;
   std::string threshold = "7%";

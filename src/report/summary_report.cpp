@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ttap/roofline.hpp"
+
 namespace ttap {
 
 namespace {
@@ -118,6 +120,30 @@ Table steps_table(const std::vector<StepRow>& rows) {
   return table;
 }
 
+Table roofline_table(const Roofline& r, size_t top) {
+  Table table{"roofline", "Roofline (per unique op shape)",
+              {{"op"}, {"input dims"}, {"dtype"}, {"peak"}, {"count"}, {"kernel time ms", 4}, {"GFLOP", 3}, {"MB", 3},
+               {"TFLOP/s", 2}, {"TB/s", 3}, {"FLOP/B", 1}, {"bound"}, {"% of roof", 1}},
+              {}, {}, 0};
+  for (const auto& row : r.rows)
+    table.rows.push_back({row.name, row.input_dims, row.dtype, row.peak_kind, row.count, ms(row.kernel_time), row.flops / 1e9,
+                          row.bytes / 1e6, row.achieved_tflops, row.achieved_tbs, row.intensity,
+                          r.device ? Cell{std::string(row.compute_bound ? "compute" : "memory")} : Cell{},
+                          r.device ? Cell{row.roof_pct} : Cell{}});
+  truncate(table, top);
+  if (r.device) {
+    const DeviceSpec& s = *r.device;
+    table.note = fmt::format("device: {} (as {}): peaks fp32 {:g}, tf32 {:g}, bf16 {:g}, fp16 {:g}, fp8 {:g} TFLOP/s dense, {:g} TB/s",
+                             r.device_name, s.name, s.fp32, s.tf32, s.bf16, s.fp16, s.fp8, s.bandwidth);
+  } else {
+    table.note = fmt::format("device \"{}\" is not in ttap's table: achieved figures only", r.device_name);
+  }
+  if (r.unknown_kernel_time > 0)
+    table.note += fmt::format("\n{:.3f} ms of GEMM/conv/attention kernel time has no cost: shapes or strides not recorded",
+                              ms(r.unknown_kernel_time));
+  return table;
+}
+
 }  // namespace
 
 std::vector<std::string> diagnostic_lines(const Trace& t, const EventTree& tree) {
@@ -146,6 +172,7 @@ std::vector<Table> summary_tables(const Trace& t, const EventTree& tree, const S
   tables.push_back(kernels_table(kernel_summary(t, tree), o.top));
   tables.push_back(launch_table(launch_stats(t, tree)));
   tables.push_back(steps_table(step_breakdown(t, tree)));
+  if (o.roofline) tables.push_back(roofline_table(roofline(t, tree), o.top));
   Table diag{"diagnostics", "Diagnostics", {{"diagnostic"}}, {}, {}, 0};
   for (auto& line : diagnostic_lines(t, tree)) diag.rows.push_back({line});
   if (diag.rows.empty()) diag.note = "none";
