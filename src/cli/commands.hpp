@@ -46,7 +46,14 @@ struct DiffOptions {
   size_t top = 15;
 };
 
+struct CollectivesOptions {
+  std::vector<std::string> traces;  // files or folders
+  std::string format = "text";
+  std::string output;
+};
+
 int run_tree(const TreeOptions& o);
+int run_collectives(const CollectivesOptions& o);
 int run_diff(const DiffOptions& o);
 int run_summary(const SummaryOptions& o);
 int run_analyze(const AnalyzeOptions& o);

@@ -64,6 +64,12 @@ int dispatch(int argc, char** argv) {
   diff_cmd->add_option("-o,--output", diff.output, "Write to this file instead of stdout");
   diff_cmd->add_option("--top", diff.top, "Rows per long table in text form (0 = all)");
 
+  CollectivesOptions collectives;
+  auto* coll_cmd = app.add_subcommand("collectives", "Collectives across the per-rank traces of one job: latency, bandwidth, skew, stragglers");
+  coll_cmd->add_option("traces", collectives.traces, "One trace per rank, or folders holding them")->required();
+  coll_cmd->add_option("--format", collectives.format, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  coll_cmd->add_option("-o,--output", collectives.output, "Write to this file instead of stdout");
+
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Analyze traces for performance problems");
   analyze_cmd->add_option("traces", analyze.traces, "Trace files")->required();
@@ -86,6 +92,7 @@ int dispatch(int argc, char** argv) {
   }
   if (tree_cmd->parsed()) return run_tree(tree);
   if (summary_cmd->parsed()) return run_summary(summary);
+  if (coll_cmd->parsed()) return run_collectives(collectives);
   if (diff_cmd->parsed()) {
     std::string t = threshold;
     if (!t.empty() && t.back() == '%') t.pop_back();

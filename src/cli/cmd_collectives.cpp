@@ -1,0 +1,83 @@
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "ttap/collectives_report.hpp"
+#include "ttap/input.hpp"
+
+namespace ttap::cli {
+
+namespace {
+
+bool is_trace_file(const std::filesystem::path& p) {
+  const std::string name = p.filename().string();
+  auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+  return ends(".json") || ends(".json.gz");
+}
+
+// Files as given; folders searched recursively for .json / .json.gz, in name order.
+std::vector<std::string> expand(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(in, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(in, ec))
+        if (e.is_regular_file() && is_trace_file(e.path())) found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw InputError(in, "no .json or .json.gz traces in this folder");
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(in);
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+int run_collectives(const CollectivesOptions& o) {
+  const std::vector<std::string> files = expand(o.traces);
+  if (files.size() < 2) {
+    fmt::print(stderr, "ttap: error: collectives needs the traces of at least 2 ranks (got {})\n", files.size());
+    return kBadInput;
+  }
+  std::vector<Loaded> loaded;
+  loaded.reserve(files.size());
+  for (const auto& f : files) loaded.push_back(load_and_build(f));
+  std::vector<RankTrace> ranks;
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    const int32_t rank = loaded[i].trace.distributed.rank;
+    ranks.push_back({rank >= 0 ? rank : static_cast<int32_t>(i), &loaded[i].trace, &loaded[i].tree});
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  for (size_t i = 1; i < ranks.size(); ++i)
+    if (ranks[i].rank == ranks[i - 1].rank) {
+      fmt::print(stderr, "ttap: error: two traces claim rank {} ({} and {})\n", ranks[i].rank, ranks[i - 1].trace->source,
+                 ranks[i].trace->source);
+      return kBadInput;
+    }
+  const CollectiveReport report = analyze_collectives(ranks);
+  const std::vector<Table> tables = collectives_tables(report);
+  std::string out;
+  if (o.format == "json") {
+    out = "{\"schema\":\"ttap.collectives/1\",\"tables\":[";
+    for (size_t i = 0; i < tables.size(); ++i) {
+      if (i) out += ",";
+      append_json(out, tables[i]);
+    }
+    out += "]}\n";
+  } else if (o.format == "csv") {
+    for (size_t i = 0; i < tables.size(); ++i) out += fmt::format("{}# {}\n{}", i ? "\n" : "", tables[i].id, render_csv(tables[i]));
+  } else {
+    out = fmt::format("{} ranks\n\n", ranks.size());
+    for (const auto& t : tables) out += render_text(t) + "\n";
+  }
+  write_output(o.output, out);
+  return kOk;
+}
+
+}  // namespace ttap::cli
