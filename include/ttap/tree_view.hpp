@@ -5,6 +5,7 @@
 #include <optional>
 #include <regex>
 
+#include "ttap/modules.hpp"
 #include "ttap/tree.hpp"
 
 namespace ttap {
@@ -19,6 +20,10 @@ struct TreeViewOptions {
 // Returns the number of lines written. Throws std::invalid_argument when --step names a
 // step the trace does not have.
 size_t write_tree(std::FILE* out, const Trace& trace, const EventTree& tree, const TreeViewOptions& options);
+
+// `ttap tree --modules`: the nn.Module hierarchy with the GPU time each part launched.
+// `depth` and `match` as for the event tree. Returns the lines written.
+size_t write_module_tree(std::FILE* out, const ModuleTree& modules, const TreeViewOptions& options);
 
 // "(cpu)", "(python)", "(cuda_runtime)", "(kernel)", ...
 std::string_view tree_label(Category c);

@@ -22,6 +22,17 @@ int run_tree(const TreeOptions& o) {
     }
   }
   Loaded l = load_and_build(o.trace);
+  if (o.modules) {
+    const ModuleTree modules = module_tree(l.trace, l.tree);
+    if (!modules.has_modules) {
+      fmt::print(stderr, "ttap: error: {}: no nn.Module frames: profile with with_stack=True (or with_modules=True) for a module view\n",
+                 l.trace.source);
+      return kBadInput;
+    }
+    write_module_tree(stdout, modules, view);
+    std::fflush(stdout);
+    return kOk;
+  }
   try {
     write_tree(stdout, l.trace, l.tree, view);
   } catch (const std::invalid_argument& e) {

@@ -20,6 +20,7 @@ struct TreeOptions {
   int depth = -1;
   std::string match;
   bool no_gpu = false;
+  bool modules = false;
 };
 
 struct SummaryOptions {

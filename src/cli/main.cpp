@@ -44,6 +44,7 @@ int dispatch(int argc, char** argv) {
   tree_cmd->add_option("--depth", tree.depth, "Levels printed below each root (-1 = all)")->check(CLI::Range(-1, 100000));
   tree_cmd->add_option("--match", tree.match, "Only subtrees whose root name matches this regex, with their ancestors");
   tree_cmd->add_flag("--no-gpu", tree.no_gpu, "Leave GPU kernels and copies out");
+  tree_cmd->add_flag("--modules", tree.modules, "GPU time rolled up by nn.Module hierarchy instead of the event tree");
 
   SummaryOptions summary;
   auto* summary_cmd = app.add_subcommand("summary", "Breakdowns: GPU timeline, op categories, ops, shapes, kernels, launches, steps");

@@ -1,5 +1,6 @@
 #include "ttap/tree_view.hpp"
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -134,6 +135,47 @@ size_t write_tree(std::FILE* out, const Trace& t, const EventTree& tree, const T
     for (EventId r : roots) w.root(r);
   }
   return w.lines();
+}
+
+size_t write_module_tree(std::FILE* out, const ModuleTree& m, const TreeViewOptions& o) {
+  std::string buf;
+  size_t lines = 0;
+  const double total = static_cast<double>(std::max<int64_t>(m.total_gpu_time, 1));
+  auto line = [&](int32_t id, size_t indent) {
+    const ModuleNode& n = m.nodes[id];
+    buf.append(indent * 2, ' ');
+    fmt::format_to(std::back_inserter(buf), "(module) {}  [{:.3f} ms GPU, {:.1f}%, {} kernels, self {:.3f} ms, {} calls]\n", n.name,
+                   static_cast<double>(n.gpu_time) / 1e6, 100.0 * static_cast<double>(n.gpu_time) / total, n.kernels,
+                   static_cast<double>(n.self_time) / 1e6, n.calls);
+    ++lines;
+    if (buf.size() > (1 << 20)) {
+      std::fwrite(buf.data(), 1, buf.size(), out);
+      buf.clear();
+    }
+  };
+  std::function<void(int32_t, size_t, int)> subtree = [&](int32_t id, size_t indent, int remaining) {
+    line(id, indent);
+    if (remaining == 0) return;
+    for (int32_t c : m.nodes[id].children) subtree(c, indent + 1, remaining < 0 ? -1 : remaining - 1);
+  };
+  std::function<void(int32_t, std::vector<int32_t>&)> search = [&](int32_t id, std::vector<int32_t>& path) {
+    if (std::regex_search(m.nodes[id].name, *o.match)) {
+      for (size_t i = 0; i < path.size(); ++i) line(path[i], i);
+      subtree(id, path.size(), o.depth);
+      return;
+    }
+    path.push_back(id);
+    for (int32_t c : m.nodes[id].children) search(c, path);
+    path.pop_back();
+  };
+  if (o.match) {
+    std::vector<int32_t> path;
+    search(0, path);
+  } else {
+    subtree(0, 0, o.depth);
+  }
+  std::fwrite(buf.data(), 1, buf.size(), out);
+  return lines;
 }
 
 }  // namespace ttap
