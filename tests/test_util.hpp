@@ -15,13 +15,18 @@ namespace ttap::test {
 
 inline std::string data(const std::string& name) { return std::string(TTAP_TEST_DATA_DIR) + "/" + name; }
 
-// A file under a fresh temp directory holding `content`.
-inline std::string temp_file(const std::string& name, const std::string& content) {
+// A fresh temp directory for this test process.
+inline const std::string& temp_dir() {
   static const std::string dir = [] {
     std::string tmpl = (std::filesystem::temp_directory_path() / "ttap-test-XXXXXX").string();
     return std::string(::mkdtemp(tmpl.data()));
   }();
-  const std::string path = dir + "/" + name;
+  return dir;
+}
+
+// A file in temp_dir() holding `content`.
+inline std::string temp_file(const std::string& name, const std::string& content) {
+  const std::string path = temp_dir() + "/" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
 }

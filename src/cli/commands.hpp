@@ -53,7 +53,15 @@ struct CollectivesOptions {
   std::string output;
 };
 
+struct ReplayOptions {
+  std::string trace;
+  std::string op;
+  std::optional<size_t> index;
+  std::string output;
+};
+
 int run_tree(const TreeOptions& o);
+int run_replay(const ReplayOptions& o);
 int run_collectives(const CollectivesOptions& o);
 int run_diff(const DiffOptions& o);
 int run_summary(const SummaryOptions& o);

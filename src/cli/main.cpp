@@ -71,6 +71,13 @@ int dispatch(int argc, char** argv) {
   coll_cmd->add_option("--format", collectives.format, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   coll_cmd->add_option("-o,--output", collectives.output, "Write to this file instead of stdout");
 
+  ReplayOptions replay;
+  auto* replay_cmd = app.add_subcommand("replay", "Write a standalone PyTorch script that recreates one op's inputs and times it");
+  replay_cmd->add_option("trace", replay.trace, "Trace file")->required();
+  replay_cmd->add_option("--op", replay.op, "Op name, e.g. aten::addmm")->required();
+  replay_cmd->add_option("--index", replay.index, "Which instance (0-based, among those with shapes); default: the one with the most GPU time");
+  replay_cmd->add_option("-o,--output", replay.output, "Write the script here instead of stdout");
+
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Analyze traces for performance problems");
   analyze_cmd->add_option("traces", analyze.traces, "Trace files")->required();
@@ -94,6 +101,7 @@ int dispatch(int argc, char** argv) {
   if (tree_cmd->parsed()) return run_tree(tree);
   if (summary_cmd->parsed()) return run_summary(summary);
   if (coll_cmd->parsed()) return run_collectives(collectives);
+  if (replay_cmd->parsed()) return run_replay(replay);
   if (diff_cmd->parsed()) {
     std::string t = threshold;
     if (!t.empty() && t.back() == '%') t.pop_back();
