@@ -15,7 +15,7 @@ struct DiffOptions {
   double threshold_pct = 7.0;  // TorchBench's default
 };
 
-// One gated metric: mean step time, mean GPU busy time per step, peak device memory.
+// One gated metric: median step time, median GPU busy time per step, peak device memory.
 struct GateResult {
   std::string metric;
   double base = 0;  // ns, or bytes for memory

@@ -16,7 +16,12 @@ namespace ttap {
 
 namespace {
 
-double mean(int64_t total, size_t n) { return n ? static_cast<double>(total) / static_cast<double>(n) : 0.0; }
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2.0;
+}
 
 GateResult gate(std::string metric, double base, double next, double threshold_pct) {
   GateResult g;
@@ -207,17 +212,18 @@ TraceDiff diff_traces(const Trace& b, const EventTree& bt, const Trace& n, const
 
   // Gates.
   if (aligned > 0) {
-    int64_t bd = 0, nd = 0, bb = 0, nb = 0;
+    // Medians, as TorchBench reports: a warm-up step or a hiccup does not swing the gate.
+    std::vector<double> bd, nd, bb, nb;
     for (size_t i = 0; i < aligned; ++i) {
-      bd += base_steps[i].duration;
-      nd += new_steps[i].duration;
-      bb += base_steps[i].gpu_busy;
-      nb += new_steps[i].gpu_busy;
+      bd.push_back(static_cast<double>(base_steps[i].duration));
+      nd.push_back(static_cast<double>(new_steps[i].duration));
+      bb.push_back(static_cast<double>(base_steps[i].gpu_busy));
+      nb.push_back(static_cast<double>(new_steps[i].gpu_busy));
       d.steps.push_back({fmt::format("#{} -> #{}", base_steps[i].number, new_steps[i].number), 1, 1,
                          base_steps[i].duration, new_steps[i].duration});
     }
-    d.gates.push_back(gate("step time (mean)", mean(bd, aligned), mean(nd, aligned), o.threshold_pct));
-    d.gates.push_back(gate("GPU busy per step (mean)", mean(bb, aligned), mean(nb, aligned), o.threshold_pct));
+    d.gates.push_back(gate("step time (median)", median(bd), median(nd), o.threshold_pct));
+    d.gates.push_back(gate("GPU busy per step (median)", median(bb), median(nb), o.threshold_pct));
   } else {
     auto span = [](const std::vector<GpuTimeline>& v) {
       int64_t s = 0;

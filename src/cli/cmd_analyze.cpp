@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "ttap/analyze.hpp"
 #include "ttap/table.hpp"
+#include "ttap/whatif.hpp"
 
 namespace ttap::cli {
 
@@ -44,6 +45,11 @@ std::string headline_text(const Trace& t, const EventTree& tree) {
     out += fmt::format("  {} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {:.1f} us, p95 {:.1f} us\n",
                        ls.launches, pct(ls.short_kernels, ls.launches), static_cast<double>(ls.launch_delay_p50) / 1e3,
                        static_cast<double>(ls.launch_delay_p95) / 1e3);
+  for (const WhatIf& w : whatif_all(t, tree)) {
+    if (w.step_share < 0.01) continue;
+    out += fmt::format("  what-if {}: {} would save ~{:.3f} ms per step ({:.1f}%)\n", w.id, w.fix,
+                       static_cast<double>(w.saved_per_step) / 1e6, 100.0 * w.step_share);
+  }
   return out;
 }
 

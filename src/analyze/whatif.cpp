@@ -1,0 +1,231 @@
+#include "ttap/whatif.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ttap/analyze.hpp"
+
+namespace ttap {
+
+namespace {
+
+struct StepFrame {
+  size_t steps = 1;
+  int64_t mean_step = 0;
+  int64_t begin = INT64_MIN, end = INT64_MAX;  // the steps' span
+  std::vector<Interval> busy;                  // all GPU activity, merged
+};
+
+StepFrame frame(const Trace& t, const EventTree& tree) {
+  StepFrame f;
+  for (EventId g : tree.gpu_events()) f.busy.emplace_back(t.ts[g], t.end(g));
+  f.busy = merge_intervals(std::move(f.busy));
+  if (!tree.steps().empty()) {
+    f.steps = tree.steps().size();
+    int64_t total = 0;
+    for (const Step& s : tree.steps()) total += s.end - s.ts;
+    f.mean_step = total / static_cast<int64_t>(f.steps);
+    f.begin = tree.steps().front().ts;
+    f.end = tree.steps().back().end;
+  } else if (!f.busy.empty()) {
+    f.mean_step = f.busy.back().second - f.busy.front().first;
+  }
+  return f;
+}
+
+// Length of [lo, hi) during which the GPU was idle.
+int64_t idle_within(const std::vector<Interval>& busy, int64_t lo, int64_t hi) {
+  return hi > lo ? (hi - lo) - clipped_length(busy, lo, hi) : 0;
+}
+
+WhatIf finish(WhatIf w, int64_t saved_total, const StepFrame& f) {
+  w.saved_per_step = saved_total / static_cast<int64_t>(f.steps);
+  w.step_share = f.mean_step > 0 ? static_cast<double>(w.saved_per_step) / static_cast<double>(f.mean_step) : 0.0;
+  return w;
+}
+
+bool in_frame(const StepFrame& f, int64_t ts) { return ts >= f.begin && ts < f.end; }
+
+bool is_sync_call(std::string_view n) { return n.find("Synchronize") != std::string_view::npos; }
+
+// Replays the trace's steps with CPU spans removed (and, optionally, syncs that no longer
+// wait): every CPU timestamp moves earlier by the removed time before it; each GPU event
+// starts once its (moved) launch has happened plus the idle-queue launch latency, and
+// once the previous work on its stream is done; a sync call lasts until the GPU work
+// launched before it has finished; and no step takes less than the GPU work it launched.
+// Returns the mean step time, in ns. Estimates compare
+// two replays (as is and edited), so what the model gets wrong cancels out.
+int64_t simulate(const Trace& t, const EventTree& tree, const std::vector<Interval>& removed, bool syncs_wait) {
+  enum Kind { kStepStart, kRemoval, kCall, kStepEnd };
+  struct Item {
+    int64_t ts;
+    Kind kind;
+    EventId event;  // the call, or the step's index
+    int64_t end;    // removal end
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < tree.steps().size(); ++i) {
+    items.push_back({tree.steps()[i].ts, kStepStart, static_cast<EventId>(i), 0});
+    items.push_back({tree.steps()[i].end, kStepEnd, static_cast<EventId>(i), 0});
+  }
+  for (const auto& [a, b] : removed) items.push_back({a, kRemoval, kNoEvent, b});
+  std::vector<std::vector<EventId>> launched(t.size());
+  std::vector<int64_t> delays;
+  for (EventId g : tree.gpu_events()) {
+    const EventId l = tree.launcher(g);
+    if (l == kNoEvent) continue;
+    launched[l].push_back(g);
+    delays.push_back(std::max<int64_t>(0, t.ts[g] - t.ts[l]));
+  }
+  for (EventId e = 0; e < t.size(); ++e)
+    if (is_launch(t.category[e]) && (!launched[e].empty() || is_sync_call(t.name_of(e)))) items.push_back({t.ts[e], kCall, e, 0});
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.ts != b.ts ? a.ts < b.ts : a.kind < b.kind; });
+  // The launch latency of an idle queue: a low percentile of launch-to-start delays.
+  int64_t min_delay = 0;
+  if (!delays.empty()) {
+    std::nth_element(delays.begin(), delays.begin() + static_cast<std::ptrdiff_t>(delays.size() / 20), delays.end());
+    min_delay = delays[delays.size() / 20];
+  }
+  int64_t removed_before = 0, sync_adjust = 0, drain = INT64_MIN;
+  int64_t removal_start = 0, removal_end = INT64_MIN;  // the removal span being passed
+  std::unordered_map<int64_t, int64_t> stream_end;
+  auto map = [&](int64_t x) {
+    const int64_t inside = x < removal_end ? x - removal_start : 0;  // a point within a removed span
+    return x - removed_before - inside + sync_adjust;
+  };
+  std::vector<int64_t> new_start(tree.steps().size()), new_end(tree.steps().size());
+  for (const Item& it : items) {
+    switch (it.kind) {
+      case kStepStart: new_start[it.event] = map(it.ts); break;
+      case kStepEnd: new_end[it.event] = map(it.ts); break;
+      case kRemoval:
+        if (it.ts >= removal_end) {
+          removed_before += std::max<int64_t>(0, removal_end - removal_start);
+          removal_start = it.ts;
+          removal_end = it.end;
+        }
+        break;
+      case kCall: {
+        const EventId c = it.event;
+        const int64_t at = map(t.ts[c]);
+        for (EventId g : launched[c]) {
+          int64_t& free = stream_end[t.tracks[t.track[g]].stream * 64 + t.tracks[t.track[g]].device];
+          const int64_t start = std::max(free == 0 ? INT64_MIN : free, at + min_delay);
+          free = start + t.dur[g];
+          drain = std::max(drain, free);
+        }
+        if (is_sync_call(t.name_of(c))) {
+          const int64_t cost = std::min<int64_t>(t.dur[c], 10'000);  // the call itself, without waiting
+          const int64_t end = syncs_wait ? std::max(at + cost, drain) : at + cost;
+          sync_adjust += (end - at) - t.dur[c];
+        }
+        break;
+      }
+    }
+  }
+  // A step cannot take less time than the GPU work it launched (its busy time).
+  std::vector<std::vector<Interval>> work(new_start.size());
+  for (EventId g : tree.gpu_events()) {
+    const int32_t s = tree.step_of(g);
+    if (s >= 0) work[s].emplace_back(t.ts[g], t.end(g));
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < new_start.size(); ++i)
+    total += std::max(new_end[i] - new_start[i], total_length(merge_intervals(std::move(work[i]))));
+  return new_start.empty() ? 0 : total / static_cast<int64_t>(new_start.size());
+}
+
+}  // namespace
+
+WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) {
+  const StepFrame f = frame(t, tree);
+  NameClassifier names(t);
+  std::vector<Interval> loader;
+  for (EventId e = 0; e < t.size(); ++e) {
+    if (!tree.in_tree(e) || !names.dataloader(t.name[e]) || !in_frame(f, t.ts[e])) continue;
+    loader.emplace_back(t.ts[e], t.end(e));
+  }
+  loader = merge_intervals(std::move(loader));
+  if (!tree.steps().empty()) {
+    const int64_t saved = simulate(t, tree, {}, true) - simulate(t, tree, loader, true);
+    return finish({"dataloader_stall", "prefetch batches in DataLoader workers (num_workers > 0, pin_memory)", 0, 0,
+                   "the steps replayed with and without the DataLoader __next__ spans on the CPU: launches move earlier, "
+                   "GPU work follows its launches and streams, syncs wait for the GPU"},
+                  saved * static_cast<int64_t>(f.steps), f);
+  }
+  int64_t exposed = 0;
+  for (const auto& [lo, hi] : loader) exposed += idle_within(f.busy, lo, hi);
+  return finish({"dataloader_stall", "prefetch batches in DataLoader workers (num_workers > 0, pin_memory)", 0, 0,
+                 "GPU idle time inside the DataLoader __next__ spans (no steps to replay)"},
+                exposed, f);
+}
+
+WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) {
+  const StepFrame f = frame(t, tree);
+  if (!tree.steps().empty()) {
+    const int64_t saved = simulate(t, tree, {}, true) - simulate(t, tree, {}, false);
+    return finish({"host_sync", "keep values on the device; sync or log every N steps", 0, 0,
+                   "the steps replayed with synchronizing calls that wait for the GPU and with calls that return at once"},
+                  saved * static_cast<int64_t>(f.steps), f);
+  }
+  int64_t idle = 0;
+  for (EventId e = 0; e < t.size(); ++e) {
+    if (!is_launch(t.category[e]) || !is_sync_call(t.name_of(e))) continue;
+    // From the call's start to the first GPU work after it returns.
+    auto next = std::lower_bound(f.busy.begin(), f.busy.end(), Interval{t.end(e), t.end(e)},
+                                 [](const Interval& a, const Interval& b) { return a.second < b.second; });
+    const int64_t resume = next == f.busy.end() ? t.end(e) : std::max(t.end(e), next->first);
+    idle += idle_within(f.busy, t.ts[e], resume);
+  }
+  return finish({"host_sync", "keep values on the device; sync or log every N steps", 0, 0,
+                 "GPU idle time from each synchronizing call's start to the next GPU work after it (no steps to replay)"},
+                idle, f);
+}
+
+WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
+  const StepFrame f = frame(t, tree);
+  double pinned_bw = 0;  // bytes per ns = GB/s
+  for (EventId g : tree.gpu_events()) {
+    const CopyArgs* c = t.copy(g);
+    if (t.category[g] == Category::GpuMemcpy && c && c->bytes > (1 << 20) && t.dur[g] > 0 &&
+        t.name_of(g).find("Pinned") != std::string_view::npos)
+      pinned_bw = std::max(pinned_bw, static_cast<double>(c->bytes) / static_cast<double>(t.dur[g]));
+  }
+  if (pinned_bw <= 0) pinned_bw = 20.0;
+  std::vector<Interval> compute;
+  for (EventId g : tree.gpu_events())
+    if (t.category[g] == Category::Kernel) compute.emplace_back(t.ts[g], t.end(g));
+  compute = merge_intervals(std::move(compute));
+  double saved = 0;
+  for (EventId g : tree.gpu_events()) {
+    const CopyArgs* c = t.copy(g);
+    if (t.category[g] != Category::GpuMemcpy || !c || c->bytes <= 0 || t.dur[g] <= 0 || !in_frame(f, t.ts[g]) ||
+        t.name_of(g).find("Pageable") == std::string_view::npos)
+      continue;
+    const double pinned_time = static_cast<double>(c->bytes) / pinned_bw;
+    const double exposed = static_cast<double>(t.dur[g] - clipped_length(compute, t.ts[g], t.end(g)));
+    saved += exposed * std::max(0.0, 1.0 - pinned_time / static_cast<double>(t.dur[g]));
+  }
+  return finish({"pageable_memcpy", "pin host memory and copy with non_blocking=True", 0, 0,
+                 "exposed pageable copy time beyond what the bytes take at the trace's best pinned bandwidth, per step"},
+                static_cast<int64_t>(saved), f);
+}
+
+WhatIf whatif_exposed_comm(const Trace& t, const EventTree& tree) {
+  const StepFrame f = frame(t, tree);
+  int64_t exposed = 0;
+  for (const auto& g : gpu_timeline(t, tree)) exposed += g.exposed_communication;
+  return finish({"comm_not_overlapped", "overlap collectives with compute (DDP buckets, FSDP prefetch)", 0, 0,
+                 "exposed communication time in the GPU timeline, per step (an upper bound)"},
+                exposed, f);
+}
+
+std::vector<WhatIf> whatif_all(const Trace& t, const EventTree& tree) {
+  std::vector<WhatIf> all = {whatif_dataloader(t, tree), whatif_host_sync(t, tree), whatif_pageable_memcpy(t, tree),
+                             whatif_exposed_comm(t, tree)};
+  std::erase_if(all, [](const WhatIf& w) { return w.saved_per_step <= 0; });
+  std::sort(all.begin(), all.end(), [](const WhatIf& a, const WhatIf& b) { return a.saved_per_step > b.saved_per_step; });
+  return all;
+}
+
+}  // namespace ttap
