@@ -255,8 +255,10 @@ TraceDiff diff_traces(const Trace& b, const EventTree& bt, const Trace& n, const
   for (const auto& c : d.tree) {
     if (d.top_contributors.size() >= 3) break;
     if (c.delta <= 0) continue;
-    d.top_contributors.push_back(fmt::format("{} of {}{} (+{:.3f} ms)", c.kind, c.path.empty() ? "" : c.path + " > ", c.name,
-                                             static_cast<double>(c.delta) / 1e6));
+    const std::string where = (c.path.empty() ? "" : c.path + " > ") + c.name;
+    d.top_contributors.push_back(c.kind == "self time"
+                                     ? fmt::format("self time of {} (+{:.3f} ms)", where, static_cast<double>(c.delta) / 1e6)
+                                     : fmt::format("{}: {} (+{:.3f} ms)", c.kind, where, static_cast<double>(c.delta) / 1e6));
   }
   for (const auto& k : d.kernels) {
     if (d.top_contributors.size() >= 4) break;
