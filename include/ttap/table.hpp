@@ -32,4 +32,11 @@ std::string render_csv(const Table& t);
 void append_json(std::string& out, const Table& t);
 std::string json_escape(std::string_view s);
 
+// Several tables in one document. Text: one after another, a blank line between. CSV: each
+// after a "# id" line (just the table when there is one). JSON: one object,
+// {<json_fields>,"tables":[...]}, where json_fields are the caller's leading members.
+std::string render_tables(const std::vector<Table>& tables, TableFormat format, std::string_view json_fields);
+// "json" and "csv"; anything else is text.
+TableFormat parse_table_format(std::string_view name);
+
 }  // namespace ttap

@@ -62,20 +62,8 @@ int run_collectives(const CollectivesOptions& o) {
     }
   const CollectiveReport report = analyze_collectives(ranks);
   const std::vector<Table> tables = collectives_tables(report);
-  std::string out;
-  if (o.format == "json") {
-    out = "{\"schema\":\"ttap.collectives/1\",\"tables\":[";
-    for (size_t i = 0; i < tables.size(); ++i) {
-      if (i) out += ",";
-      append_json(out, tables[i]);
-    }
-    out += "]}\n";
-  } else if (o.format == "csv") {
-    for (size_t i = 0; i < tables.size(); ++i) out += fmt::format("{}# {}\n{}", i ? "\n" : "", tables[i].id, render_csv(tables[i]));
-  } else {
-    out = fmt::format("{} ranks\n\n", ranks.size());
-    for (const auto& t : tables) out += render_text(t) + "\n";
-  }
+  std::string out = o.format == "text" ? fmt::format("{} ranks\n\n", ranks.size()) : "";
+  out += render_tables(tables, parse_table_format(o.format), "\"schema\":\"ttap.collectives/1\"");
   write_output(o.output, out);
   return kOk;
 }

@@ -14,22 +14,12 @@ int run_diff(const DiffOptions& o) {
   const std::vector<Table> tables = diff_tables(diff, o.format == "text" ? o.top : 0);
   const std::string verdict = diff_verdict(diff, o.threshold_pct);
   std::string out;
-  if (o.format == "json") {
-    out = fmt::format("{{\"schema\":\"ttap.diff/1\",\"base\":\"{}\",\"new\":\"{}\",\"threshold_pct\":{},\"regressed\":{},\"verdict\":\"{}\",\"tables\":[",
-                      json_escape(base.trace.source), json_escape(next.trace.source), o.threshold_pct,
-                      diff.regressed ? "true" : "false", json_escape(verdict));
-    for (size_t i = 0; i < tables.size(); ++i) {
-      if (i) out += ",";
-      append_json(out, tables[i]);
-    }
-    out += "]}\n";
-  } else if (o.format == "csv") {
-    for (size_t i = 0; i < tables.size(); ++i) out += fmt::format("{}# {}\n{}", i ? "\n" : "", tables[i].id, render_csv(tables[i]));
-  } else {
-    out = fmt::format("base: {}\nnew:  {}\n\n", base.trace.source, next.trace.source);
-    for (const auto& t : tables) out += render_text(t) + "\n";
-    out += verdict + "\n";
-  }
+  if (o.format == "text") out = fmt::format("base: {}\nnew:  {}\n\n", base.trace.source, next.trace.source);
+  out += render_tables(tables, parse_table_format(o.format),
+                       fmt::format("\"schema\":\"ttap.diff/1\",\"base\":\"{}\",\"new\":\"{}\",\"threshold_pct\":{},\"regressed\":{},\"verdict\":\"{}\"",
+                                   json_escape(base.trace.source), json_escape(next.trace.source), o.threshold_pct,
+                                   diff.regressed ? "true" : "false", json_escape(verdict)));
+  if (o.format == "text") out += "\n" + verdict + "\n";
   write_output(o.output, out);
   return diff.regressed ? kFlagged : kOk;
 }

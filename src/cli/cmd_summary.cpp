@@ -21,25 +21,8 @@ int run_summary(const SummaryOptions& o) {
       return kBadInput;
     }
   }
-  std::string out;
-  if (o.format == "json") {
-    out = fmt::format("{{\"schema\":\"ttap.summary/1\",\"trace\":\"{}\",\"tables\":[", json_escape(l.trace.source));
-    for (size_t i = 0; i < tables.size(); ++i) {
-      if (i) out += ",";
-      append_json(out, tables[i]);
-    }
-    out += "]}\n";
-  } else if (o.format == "csv") {
-    for (size_t i = 0; i < tables.size(); ++i) {
-      if (tables.size() > 1) out += fmt::format("{}# {}\n", i ? "\n" : "", tables[i].id);
-      out += render_csv(tables[i]);
-    }
-  } else {
-    for (size_t i = 0; i < tables.size(); ++i) {
-      if (i) out += "\n";
-      out += render_text(tables[i]);
-    }
-  }
+  const std::string out = render_tables(tables, parse_table_format(o.format),
+                                        fmt::format("\"schema\":\"ttap.summary/1\",\"trace\":\"{}\"", json_escape(l.trace.source)));
   write_output(o.output, out);
   return kOk;
 }

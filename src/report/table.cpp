@@ -161,4 +161,34 @@ void append_json(std::string& out, const Table& t) {
   out += fmt::format("],\"total_rows\":{}}}", std::max(t.total_rows, t.rows.size()));
 }
 
+std::string render_tables(const std::vector<Table>& tables, TableFormat format, std::string_view json_fields) {
+  std::string out;
+  switch (format) {
+    case TableFormat::Json:
+      out = fmt::format("{{{}{}\"tables\":[", json_fields, json_fields.empty() ? "" : ",");
+      for (size_t i = 0; i < tables.size(); ++i) {
+        if (i) out += ",";
+        append_json(out, tables[i]);
+      }
+      out += "]}\n";
+      break;
+    case TableFormat::Csv:
+      for (size_t i = 0; i < tables.size(); ++i) {
+        if (tables.size() > 1) out += fmt::format("{}# {}\n", i ? "\n" : "", tables[i].id);
+        out += render_csv(tables[i]);
+      }
+      break;
+    case TableFormat::Text:
+      for (size_t i = 0; i < tables.size(); ++i) out += (i ? "\n" : "") + render_text(tables[i]);
+      break;
+  }
+  return out;
+}
+
+TableFormat parse_table_format(std::string_view name) {
+  if (name == "json") return TableFormat::Json;
+  if (name == "csv") return TableFormat::Csv;
+  return TableFormat::Text;
+}
+
 }  // namespace ttap
