@@ -33,6 +33,7 @@ void read_all(int fd, const std::string& source, size_t size_hint, uint64_t max_
     if (used == out.capacity()) {
       if (used >= max_bytes)
         throw InputError(source, fmt::format("input is larger than the limit of {} bytes (set TTAP_MAX_INPUT_BYTES)", max_bytes));
+      out.resize(used);  // reserve() keeps size() bytes: record what has been read so far
       out.reserve(std::min<uint64_t>(max_bytes, std::max<size_t>(used * 2, 1 << 20)) + 1);
     }
     const ssize_t n = ::read(fd, out.data() + used, out.capacity() - used);
