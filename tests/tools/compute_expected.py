@@ -1,0 +1,342 @@
+#!/usr/bin/python3
+"""Independent oracle for the expected numbers in tests/*_test.cpp.
+
+Reads the test traces with Python's json module only (no ttap code) and prints every figure
+the load/tree/analyze/cli suites assert on. Timestamps are parsed as Decimal from the JSON
+text, so microsecond values with fractional parts convert to nanoseconds exactly
+(round half up at the 4th decimal, the loader's documented rule).
+
+    /usr/bin/python3 tests/tools/compute_expected.py [section...]
+"""
+import collections
+import decimal
+import gzip
+import json
+import os
+import sys
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+M64 = (1 << 64) - 1
+
+
+def load(name):
+    with gzip.open(os.path.join(DATA, name), "rt") as f:
+        d = json.load(f, parse_float=decimal.Decimal)
+    return d, (d["traceEvents"] if isinstance(d, dict) else d)
+
+
+def ns(us):
+    """Microseconds (int or Decimal) -> integer ns, half up at the 4th decimal."""
+    q = (decimal.Decimal(us) * 1000).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP)
+    return int(q)
+
+
+def norm_id(v):
+    """pid/tid: numbers and numeric strings are one id; other text stays text."""
+    if isinstance(v, str):
+        s = v[1:] if v.startswith("-") else v
+        if s.isdigit() and len(v) < 19:
+            return int(v)
+        return ("label", v)
+    return int(v)
+
+
+def section(title):
+    print(f"\n== {title}")
+
+
+GPU_CATS = {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
+LAUNCH_CATS = {"cuda_runtime", "Runtime", "cuda_driver"}
+OP_CATS = {"cpu_op", "Operator"}
+
+
+def load_section():
+    section("load: kineto_resnet50_v100_nw0 (2021 schema)")
+    d, ev = load("kineto_resnet50_v100_nw0.json.gz")
+    kern = [e for e in ev if e.get("cat") == "Kernel"]
+    print("kernel dur sum ns", sum(ns(e["dur"]) for e in kern))
+    print("kernel ts sum ns mod 2^64", sum(ns(e["ts"]) for e in kern) & M64)
+    tracks = set()
+    for e in ev:
+        if e["ph"] == "M":
+            if e["name"] == "thread_name" and "name" in e.get("args", {}):
+                tracks.add((norm_id(e["pid"]), norm_id(e["tid"])))
+            continue
+        tracks.add((norm_id(e["pid"]), norm_id(e["tid"])))
+    print("tracks", len(tracks))
+    gpu_tids = sorted({e["tid"] for e in ev if e.get("cat") in GPU_CATS})
+    print("gpu tids", gpu_tids)
+    print("gpu streams from args", sorted({e["args"].get("stream") for e in ev if e.get("cat") in GPU_CATS}))
+    cpu_tids = sorted({(e["pid"], e["tid"]) for e in ev if e.get("cat") in OP_CATS | LAUNCH_CATS})
+    print("cpu (pid, tid)", cpu_tids)
+    mem = [e for e in ev if e["ph"] == "i" and e["name"] == "[memory]"]
+    print("memory events", len(mem), "bytes sum", sum(e["args"]["Bytes"] for e in mem),
+          "last total allocated", mem[-1]["args"].get("Total Allocated"), "last ts", ns(mem[-1]["ts"]))
+    print("memory tid types", collections.Counter(type(e["tid"]).__name__ for e in mem))
+    print("memory events per (pid, tid)", dict(collections.Counter((e["pid"], e["tid"]) for e in mem)))
+    print("X events per (pid, tid, cat)", dict(collections.Counter((e["pid"], e["tid"], e.get("cat")) for e in ev if e["ph"] == "X")))
+    fl = collections.Counter((e["ph"], e.get("cat")) for e in ev if e["ph"] in "stf")
+    print("flows", dict(fl))
+    rt = next(e for e in ev if e.get("cat") == "Runtime")
+    print("first Runtime", rt["name"], ns(rt["ts"]), rt["args"].get("correlation"))
+    print("deviceProperties[0]", d["deviceProperties"][0])
+
+    section("load: hta_ddp_cnn_v100_nsres (float ns timestamps, collectives)")
+    d, ev = load("hta_ddp_cnn_v100_nsres.json.gz")
+    xs = [e for e in ev if e["ph"] == "X"]
+    print("X events", len(xs))
+    print("X ts sum ns mod 2^64", sum(ns(e["ts"]) for e in xs) & M64)
+    print("X dur sum ns", sum(ns(e["dur"]) for e in xs))
+    print("first X", xs[0]["name"], ns(xs[0]["ts"]), ns(xs[0]["dur"]))
+    coll = [e for e in xs if "Collective name" in e.get("args", {})]
+    print("collective events", len(coll), collections.Counter(e["args"]["Collective name"] for e in coll))
+    print("collective cats", collections.Counter(e.get("cat") for e in coll))
+    print("in msg nelems sum", sum(e["args"]["In msg nelems"] for e in coll))
+    c0 = coll[0]
+    print("first collective", c0["name"], c0.get("cat"), {k: c0["args"][k] for k in c0["args"] if k != "Ev Idx"})
+    print("distributedInfo", {k: v for k, v in d["distributedInfo"].items() if k != "pg_config"})
+    fl = collections.Counter((e["ph"], e.get("cat")) for e in ev if e["ph"] in "stf")
+    print("flows", dict(fl), sum(fl.values()))
+
+    section("load: hta_mi250_toy (ROCm)")
+    d, ev = load("hta_mi250_toy.json.gz")
+    m = next(e for e in ev if e.get("name") == "hipMemcpyWithStream")
+    print("hipMemcpyWithStream", ns(m["ts"]), m["args"]["correlation"], m["args"]["stream"], m["args"]["size"])
+    cp = [e for e in ev if e.get("cat") == "gpu_memcpy" and e["args"]["correlation"] == m["args"]["correlation"]]
+    print("its memcpy", [(e["name"], ns(e["ts"]), ns(e["dur"]), e["args"]["device"], e["args"]["stream"]) for e in cp])
+    print("hip names", collections.Counter(e["name"] for e in ev if e.get("cat") == "cuda_runtime"))
+    print("devices", len(d["deviceProperties"]), d["deviceProperties"][0]["name"], d["deviceProperties"][0]["warpSize"])
+    print("gpu (pid, tid)", sorted({(e["pid"], e["tid"]) for e in ev if e.get("cat") in GPU_CATS}))
+
+    section("load: hta_cpu_only")
+    d, ev = load("hta_cpu_only.json.gz")
+    print("cats", collections.Counter(e.get("cat") for e in ev if e["ph"] == "X"))
+    di = d["distributedInfo"]
+    print("distributed", di["backend"], di["rank"], di["world_size"], len(di["pg_config"]))
+    print("steps", [e["name"] for e in ev if e.get("name", "").startswith("ProfilerStep#")])
+
+    section("load: tracelens_qwen05b_h100 (python_function)")
+    d, ev = load("tracelens_qwen05b_h100.json.gz")
+    py = [e for e in ev if e.get("cat") == "python_function"]
+    print("python_function", len(py), "null parent", sum(e["args"].get("Python parent id") is None for e in py))
+    ids = {e["args"]["Python id"] for e in py}
+    print("parent id not in trace", sum(e["args"].get("Python parent id") is not None and e["args"]["Python parent id"] not in ids for e in py))
+    for e in py[:3]:
+        print("python", e["name"], ns(e["ts"]), e["args"]["Python id"], e["args"].get("Python parent id"))
+    p100 = py[100]
+    print("python[100]", p100["name"], p100["args"]["Python id"], p100["args"].get("Python parent id"))
+
+
+def containment_parent(ev, launch):
+    """Innermost cpu_op/Operator on the launch's thread containing the launch's start."""
+    best = None
+    for e in ev:
+        if e.get("cat") in OP_CATS and e["ph"] == "X" and e["pid"] == launch["pid"] and e["tid"] == launch["tid"]:
+            b, en = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+            if b <= ns(launch["ts"]) and ns(launch["ts"]) + ns(launch["dur"]) <= en:
+                if best is None or ns(e["dur"]) < ns(best["dur"]):
+                    best = e
+    return best
+
+
+def tree_section():
+    section("tree: kineto_resnet50_v100_nw0 GEMM owners")
+    d, ev = load("kineto_resnet50_v100_nw0.json.gz")
+    launches = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "Runtime" and "correlation" in e.get("args", {})}
+    gemm = [e for e in ev if e.get("cat") == "Kernel" and "gemm" in e["name"].lower()]
+    owners = collections.Counter()
+    by_tid = collections.defaultdict(list)
+    for e in ev:
+        if e.get("cat") in OP_CATS and e["ph"] == "X":
+            by_tid[(e["pid"], e["tid"])].append(e)
+    for k in gemm:
+        l = launches.get(k["args"]["correlation"])
+        if l is None:
+            owners["<no launch>"] += 1
+            continue
+        lb, le = ns(l["ts"]), ns(l["ts"]) + ns(l["dur"])
+        cands = [o for o in by_tid[(l["pid"], l["tid"])] if ns(o["ts"]) <= lb and le <= ns(o["ts"]) + ns(o["dur"])]
+        best = min(cands, key=lambda o: ns(o["dur"])) if cands else None
+        owners[best["name"] if best else "<none>"] += 1
+    print("gemm kernels", len(gemm), "names", collections.Counter(k["name"] for k in gemm).most_common(5))
+    print("gemm owners", dict(owners))
+    by_name = collections.Counter()
+    for k in gemm:
+        if not k["name"].startswith("volta_sgemm"):
+            continue
+        l = launches[k["args"]["correlation"]]
+        lb, le = ns(l["ts"]), ns(l["ts"]) + ns(l["dur"])
+        cands = [o for o in by_tid[(l["pid"], l["tid"])] if ns(o["ts"]) <= lb and le <= ns(o["ts"]) + ns(o["dur"])]
+        by_name[(k["name"], min(cands, key=lambda o: ns(o["dur"]))["name"])] += 1
+    print("volta_sgemm owners by kernel", dict(by_name))
+    gpu = [e for e in ev if e.get("cat") in GPU_CATS]
+    print("gpu events", len(gpu), "without launch", sum(e["args"].get("correlation") not in launches for e in gpu))
+    steps = sorted((ns(e["ts"]), e["name"]) for e in ev if e.get("name", "").startswith("ProfilerStep#"))
+    print("steps", [s[1] for s in steps])
+    # GPU events launched inside each step (launch start inside the step's CPU span)
+    spans = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), int(e["name"].split("#")[1])) for e in ev if e.get("name", "").startswith("ProfilerStep#")]
+    per_step = collections.Counter()
+    for g in gpu:
+        l = launches.get(g["args"].get("correlation"))
+        if l is None:
+            continue
+        for b, en, n in spans:
+            if b <= ns(l["ts"]) < en:
+                per_step[n] += 1
+    print("gpu events launched per step", dict(sorted(per_step.items())))
+    print("gpu events by launching thread", dict(collections.Counter(
+        launches[g["args"]["correlation"]]["tid"] for g in gpu if g["args"].get("correlation") in launches)))
+    unmatched = [e for e in launches.values() if e["args"]["correlation"] not in {g["args"].get("correlation") for g in gpu}]
+    print("launch calls without GPU work", len(unmatched), dict(collections.Counter(e["name"] for e in unmatched)))
+
+    section("tree: tracelens_vit_nsfw_h100")
+    d, ev = load("tracelens_vit_nsfw_h100.json.gz")
+    launches = {e["args"]["correlation"]: e for e in ev if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {})}
+    gpu = [e for e in ev if e.get("cat") in GPU_CATS]
+    print("gpu events", len(gpu), "without launch", sum(e["args"].get("correlation") not in launches for e in gpu),
+          "launched by cuda_driver", sum(launches[e["args"]["correlation"]]["cat"] == "cuda_driver" for e in gpu))
+    gcorr = {e["args"].get("correlation") for e in gpu}
+    print("launch calls without GPU work", dict(collections.Counter(e["name"] for e in launches.values() if e["args"]["correlation"] not in gcorr)))
+    ops = [e for e in ev if e.get("cat") == "cpu_op"]
+    owners = collections.Counter()
+    for g in gpu:
+        l = launches[g["args"]["correlation"]]
+        cands = [o for o in ops if o["tid"] == l["tid"] and ns(o["ts"]) <= ns(l["ts"]) and ns(l["ts"]) + ns(l["dur"]) <= ns(o["ts"]) + ns(o["dur"])]
+        owners[(min(cands, key=lambda o: ns(o["dur"]))["name"] if cands else None, g["cat"])] += 1
+    print("owners (innermost cpu_op containing the launch)", dict(owners))
+    steps = [(e["name"], e.get("cat"), ns(e["ts"]), ns(e["dur"])) for e in ev if e.get("name", "").startswith("ProfilerStep#")]
+    print("steps", steps)
+    cpu_step = next(s for s in steps if s[1] == "user_annotation")
+    inside = sum(1 for g in gpu if g["args"].get("correlation") in launches and
+                 cpu_step[2] <= ns(launches[g["args"]["correlation"]]["ts"]) < cpu_step[2] + cpu_step[3])
+    print("gpu events launched inside the CPU step", inside)
+
+    section("tree: tracelens_qwen05b_h100 python parents")
+    d, ev = load("tracelens_qwen05b_h100.json.gz")
+    py = [e for e in ev if e.get("cat") == "python_function"]
+    ids = collections.Counter(e["args"]["Python id"] for e in py)
+    print("duplicate python ids", sum(1 for v in ids.values() if v > 1))
+    linked = sum(1 for e in py if e["args"].get("Python parent id") in ids)
+    print("python frames whose parent id is present", linked)
+
+
+def analyze_section():
+    section("analyze: DataLoader share per step, nw0 vs nw4")
+    for name in ["kineto_resnet50_v100_nw0.json.gz", "kineto_resnet50_v100_nw4.json.gz"]:
+        d, ev = load(name)
+        steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["name"]) for e in ev if e.get("name", "").startswith("ProfilerStep#"))
+        dl = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev if "DataLoader" in e.get("name", "") and "__next__" in e["name"]]
+        rows = []
+        tot_d = tot_l = 0
+        for b, en, n in steps:
+            # DataLoader spans that start inside the step (they nest under it), merged.
+            iv = sorted((s, t) for s, t in dl if b <= s < en)
+            merged = []
+            for s, t in iv:
+                if merged and s <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], t)
+                else:
+                    merged.append([s, t])
+            length = sum(t - s for s, t in merged)
+            rows.append((n, en - b, length))
+            tot_d += en - b
+            tot_l += length
+        print(name, rows, "share %.4f" % (tot_l / tot_d))
+        # GPU busy and memcpy per step: union of GPU activity clipped to the step's span.
+        def union(iv):
+            out = []
+            for s, t in sorted(iv):
+                if t <= s:
+                    continue
+                if out and s <= out[-1][1]:
+                    out[-1][1] = max(out[-1][1], t)
+                else:
+                    out.append([s, t])
+            return out
+        gpu = union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev if e.get("cat") in GPU_CATS])
+        cp = union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev if e.get("cat") in ("Memcpy", "gpu_memcpy")])
+        clip = lambda u, b, en: sum(max(0, min(t, en) - max(s, b)) for s, t in u)
+        print("  gpu busy per step", [clip(gpu, b, en) for b, en, n in steps])
+        print("  memcpy per step", [clip(cp, b, en) for b, en, n in steps])
+
+
+def cli_section():
+    section("cli: tracelens_vit_nsfw_h100 gpu scope")
+    d, ev = load("tracelens_vit_nsfw_h100.json.gz")
+    g = [e for e in ev if e.get("cat") == "gpu_user_annotation" and e["name"].startswith("ProfilerStep#")]
+    print("gpu step annotations", [(e["name"], ns(e["ts"]), ns(e["dur"])) for e in g])
+    lo, hi = ns(g[0]["ts"]), ns(g[0]["ts"]) + ns(g[0]["dur"])
+    iv = sorted((max(ns(e["ts"]), lo), min(ns(e["ts"]) + ns(e["dur"]), hi)) for e in ev if e.get("cat") in GPU_CATS)
+    merged = []
+    for a, b in iv:
+        if b <= a:
+            continue
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    busy = sum(b - a for a, b in merged)
+    print("gpu busy in scope ns", busy, "idle", (hi - lo) - busy, "comm/memcpy kernels",
+          sum(1 for e in ev if e.get("cat") == "gpu_memcpy" or "nccl" in e["name"].lower()))
+    print("overview: events (X + non-[memory] instants)",
+          sum(1 for e in ev if e["ph"] == "X" or (e["ph"] in "iI" and e["name"] != "[memory]")),
+          "gpu events", sum(1 for e in ev if e.get("cat") in GPU_CATS))
+    # Python frames under the step: children of frame 15 (run_torch_profiler) inside the
+    # step's span, and all their descendants by "Python parent id".
+    kids = collections.defaultdict(list)
+    for e in ev:
+        if e.get("cat") == "python_function":
+            kids[e["args"].get("Python parent id")].append(e)
+    step = next(e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#"))
+    sb, se = ns(step["ts"]), ns(step["ts"]) + ns(step["dur"])
+    top = [e for e in kids[15] if sb <= ns(e["ts"]) and ns(e["ts"]) + ns(e["dur"]) <= se]
+    print("step children (python frames, parent id 15)", [(e["name"], float(e["dur"])) for e in top])
+    print("step grandchildren", sum(len(kids[e["args"]["Python id"]]) for e in top))
+    n, todo = 0, list(top)
+    while todo:
+        e = todo.pop()
+        n += 1
+        todo.extend(kids[e["args"]["Python id"]])
+    print("python frames under the step (by parent ids)", n)
+    # Direct children of the CPU step on its thread: events contained in it with no other
+    # contained event around them.
+    same = [e for e in ev if e["ph"] == "X" and e["pid"] == step["pid"] and e["tid"] == step["tid"] and e is not step
+            and e.get("cat") in {"cpu_op", "python_function", "cuda_runtime", "cuda_driver", "user_annotation"}]
+    sb, se = ns(step["ts"]), ns(step["ts"]) + ns(step["dur"])
+    inside = [e for e in same if sb <= ns(e["ts"]) and ns(e["ts"]) + ns(e["dur"]) <= se]
+    print("events inside the CPU step on its thread", len(inside),
+          collections.Counter(e.get("cat") for e in inside))
+    addmm = [e for e in ev if e.get("name") == "aten::addmm"]
+    print("aten::addmm", len(addmm))
+    print("kernel names", len({e["name"] for e in ev if e.get("cat") == "kernel"}))
+
+
+def shared_section():
+    """Every trace in ../shared/traces/public (and the 8 DLRM ranks from the tarball)."""
+    import tarfile
+    shared = os.path.join(DATA, "..", "..", "..", "shared", "traces", "public")
+    section("shared: " + os.path.normpath(shared))
+
+    def figures(name, d):
+        ev = d["traceEvents"] if isinstance(d, dict) else d
+        events = sum(1 for e in ev if e.get("ph") in ("X", "B") or (e.get("ph") in ("i", "I") and e.get("name") != "[memory]"))
+        memory = sum(1 for e in ev if e.get("ph") in ("i", "I") and e.get("name") == "[memory]")
+        flows = sum(1 for e in ev if e.get("ph") in ("s", "t", "f"))
+        gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+        gpu_ns = sum(ns(e["dur"]) for e in gpu)
+        print(f'{{"{name}", {events}, {memory}, {flows}, {len(gpu)}, {gpu_ns}}},')
+
+    for f in sorted(os.listdir(shared)):
+        if f.endswith(".json.gz"):
+            with gzip.open(os.path.join(shared, f), "rt") as fh:
+                figures(f, json.load(fh, parse_float=decimal.Decimal))
+    with tarfile.open(os.path.join(shared, "param_dlrm_v100_8ranks.tar.gz")) as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if m.name.endswith(".json"):
+                figures(os.path.basename(m.name), json.load(tar.extractfile(m), parse_float=decimal.Decimal))
+
+
+if __name__ == "__main__":
+    which = sys.argv[1:] or ["load", "tree", "analyze", "cli", "shared"]
+    for w in which:
+        globals()[w + "_section"]()
