@@ -891,20 +891,42 @@ void Parser::run_whole() {
   auto padded = simdjson::padded_string_view(json_.data(), json_.size(), json_.size() + kInputPadding);
   if (auto err = parser_.allocate(std::max<size_t>(json_.size(), 64)); err != simdjson::SUCCESS)
     throw InputError(std::string(source_), fmt::format("cannot allocate the JSON parser: {}", simdjson::error_message(err)));
-  if (auto err = parser_.iterate(padded).get(doc_); err != simdjson::SUCCESS)
+  if (auto err = parser_.iterate(padded).get(doc_); err != simdjson::SUCCESS) {
+    if (err == simdjson::UNCLOSED_STRING)  // the input stops inside a string: point at its end
+      throw InputError(std::string(source_), "truncated JSON: the input ends inside a string", json_.size());
     throw InputError(std::string(source_), fmt::format("not JSON: {}", simdjson::error_message(err)));
+  }
+  // On-Demand checks that the top-level object or array is closed before handing it out;
+  // when it is not, the input was cut short, and its end is the place to point at.
+  auto truncated = [this](char open) {
+    size_t end = json_.size();
+    while (end > 0 && (json_.data()[end - 1] == ' ' || json_.data()[end - 1] == '\n' || json_.data()[end - 1] == '\r' ||
+                       json_.data()[end - 1] == '\t'))
+      --end;
+    const char close = open == '{' ? '}' : ']';
+    if (end == 0 || json_.data()[end - 1] == close) return;
+    throw InputError(std::string(source_),
+                     fmt::format("truncated JSON: the input ends before the top-level {} is closed", open == '{' ? "object" : "array"),
+                     json_.size());
+  };
   try {
     od::json_type type;
     if (auto err = doc_.type().get(type); err != simdjson::SUCCESS)
       fail(location(), fmt::format("not JSON: {}", simdjson::error_message(err)));
     if (type == od::json_type::array) {
       od::array arr;
-      if (doc_.get_array().get(arr) != simdjson::SUCCESS) fail(location(), "malformed top-level array");
+      if (doc_.get_array().get(arr) != simdjson::SUCCESS) {
+        truncated('[');
+        fail(location(), "malformed top-level array");
+      }
       saw_events_ = true;
       parse_events(arr);
     } else if (type == od::json_type::object) {
       od::object obj;
-      if (doc_.get_object().get(obj) != simdjson::SUCCESS) fail(location(), "malformed top-level object");
+      if (doc_.get_object().get(obj) != simdjson::SUCCESS) {
+        truncated('{');
+        fail(location(), "malformed top-level object");
+      }
       parse_top_object(obj);
     } else {
       fail(location(), "the top level must be an object with \"traceEvents\" or an array of events");
