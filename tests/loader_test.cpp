@@ -181,3 +181,22 @@ TEST(Loader, NestedArraysOfObjectsInArgs) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by the chunked-vs-whole differential fuzzer: an escaped top-level key is still
+// "traceEvents", and two traceEvents arrays both count.
+TEST(Loader, EscapedKeysAndRepeatedTraceEvents) {
+  const std::string path = ttap::test::temp_file("escaped.json",
+      R"({"trace\u0045vents": [{"ph": "X", "name": "a\"b", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "cat": "cpu\u005fop"}],)"
+      R"( "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "caf\u00e9", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"Input \u0044ims": [[1, 2]]}}]})");
+  const ttap::Trace t = ttap::load_trace(path);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.name_of(0), "a\"b");
+  EXPECT_EQ(t.category[0], ttap::Category::CpuOp);
+  EXPECT_EQ(t.name_of(1), "caf\xc3\xa9");
+  ASSERT_NE(t.op(1), nullptr);
+  EXPECT_EQ(t.strings.view(t.op(1)->input_dims), "[[1,2]]");
+}
+
+}  // namespace

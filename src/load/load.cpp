@@ -837,6 +837,8 @@ void Parser::run_chunked() {
       if (d[pos] != '"') throw ChunkFallback{__LINE__};
       const size_t key_end = skip_string(pos);
       const std::string_view key(d + pos + 1, key_end - pos - 2);
+      // An escaped key ("trace\u0045vents") is still "traceEvents": leave it to the full parse.
+      if (key.find('\\') != std::string_view::npos) throw ChunkFallback{__LINE__};
       pos = skip_ws(key_end);
       if (pos >= n || d[pos] != ':') throw ChunkFallback{__LINE__};
       pos = skip_ws(pos + 1);
