@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "test_util.hpp"
+#include "ttap/analyze.hpp"
 #include "ttap/load.hpp"
 
 namespace {
@@ -105,9 +106,10 @@ TEST(BadInput, CliExitsTwoWithOneLine) {
 
 namespace {
 
-// Found by the fuzzer: a 17-digit microsecond timestamp overflowed while being scaled.
+// Found by the fuzzer: a 17-digit microsecond timestamp overflowed while being scaled;
+// later the bound was halved so that differences of timestamps fit too.
 TEST(BadInput, TimestampsJustPastTheLimitAreAbsurdNotOverflow) {
-  for (const char* ts : {"17121954955221285", "9000000000000001", "99999999999999999999999", "-17121954955221285.5"}) {
+  for (const char* ts : {"17121954955221285", "4500000000000001", "99999999999999999999999", "-17121954955221285.5"}) {
     const std::string path = temp_file("big_ts.json", std::string(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":)") +
                                                           ts + R"(,"dur":1}]})");
     try {
@@ -117,9 +119,48 @@ TEST(BadInput, TimestampsJustPastTheLimitAreAbsurdNotOverflow) {
       EXPECT_NE(std::string(e.what()).find("absurd"), std::string::npos) << e.what();
     }
   }
-  // The largest accepted value loads exactly.
-  const ttap::Trace t = ttap::load_trace(temp_file("max_ts.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":8999999999999999.999,"dur":1}]})"));
-  EXPECT_EQ(t.ts[0], 8999999999999999999LL);
+  // The largest accepted value (4.5e15 us, the year 2112 since the epoch) loads exactly.
+  const ttap::Trace t = ttap::load_trace(temp_file("max_ts.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":4499999999999999.999,"dur":1}]})"));
+  EXPECT_EQ(t.ts[0], 4499999999999999999LL);
+}
+
+}  // namespace
+
+namespace {
+
+// Found by the fuzzer (scripts/fuzz/crashes/repro-*): values whose sums or differences
+// would overflow int64 are refused as absurd instead of wrapping.
+TEST(BadInput, OverflowingSumsAreAbsurd) {
+  std::string many = R"({"traceEvents":[)";
+  for (int i = 0; i < 4000; ++i)  // 4000 x 30 days > 146 years
+    many += std::string(i ? "," : "") + R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":)" + std::to_string(i) +
+            R"(,"ts":0,"dur":2592000000000})";
+  many += "]}";
+  const struct {
+    const char* name;
+    std::string json;
+    const char* message;
+  } cases[] = {
+      {"sum.json", many, "146 years"},
+      {"begin_end.json", R"([{"ph":"B","name":"a","pid":1,"tid":1,"ts":-4499999999999999},{"ph":"E","pid":1,"tid":1,"ts":4499999999999999}])", "absurd duration"},
+      {"bytes.json", R"({"traceEvents":[{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":1,"args":{"Bytes":9000000000000000000,"Device Type":1}}]})", "absurd"},
+      {"pid.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":4611686018427387909,"tid":1,"ts":1,"dur":1}]})", "absurd"},
+  };
+  for (const auto& c : cases) {
+    try {
+      ttap::load_trace(temp_file(c.name, c.json));
+      ADD_FAILURE() << c.name << " loaded";
+    } catch (const ttap::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+  // A GPU span from -4.5e15 to +4.5e15 us is the widest there can be; its total fits.
+  const ttap::Trace wide = ttap::load_trace(temp_file("wide.json",
+      R"([{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":-4499999999999999,"dur":1},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":4499999999999999,"dur":1}])"));
+  const ttap::EventTree tree = ttap::EventTree::build(wide);
+  const auto tl = ttap::gpu_timeline(wide, tree);
+  ASSERT_EQ(tl.size(), 1u);
+  EXPECT_EQ(tl[0].total, 8999999999999999000LL);  // (4499999999999999000 + 1000) - (-4499999999999999000)
 }
 
 }  // namespace

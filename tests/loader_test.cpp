@@ -116,8 +116,8 @@ TEST(Loader, BeginEndInstantsCountersAndBareArray) {
   EXPECT_EQ(t.strings.view(t.tracks[t.track[0]].thread_name), "main");
 }
 
-// The chunked parser, forced to cut small traces into many 4 KB chunks, gives exactly
-// what one whole-document pass gives.
+// The chunked parser, forced to cut small traces into many 4 KB chunks parsed by three
+// threads, gives exactly what one whole-document pass gives, tracks included.
 TEST(Loader, ChunkedParseEqualsWholeDocumentParse) {
   for (const char* name : {"kineto_resnet50_v100_nw0.json.gz", "tracelens_qwen05b_h100.json.gz", "hta_mi250_toy.json.gz",
                            "hta_alexnet_a100_small.json.gz"}) {
@@ -126,12 +126,18 @@ TEST(Loader, ChunkedParseEqualsWholeDocumentParse) {
       const ttap::EventTree tree = ttap::EventTree::build(t);
       std::string out = std::to_string(t.size()) + "/" + std::to_string(t.flows.size()) + "/" +
                         std::to_string(t.memory_events.size()) + "\n";
+      // Tracks by their labels: parts merged from worker threads must not split or mix them.
+      for (const auto& tr : t.tracks)
+        out += std::string(t.strings.view(tr.pid_label)) + "|" + std::string(t.strings.view(tr.tid_label)) + "|" +
+               std::to_string(tr.stream) + "|" + std::string(t.strings.view(tr.thread_name)) + "\n";
       for (const auto& table : ttap::summary_tables(t, tree, {0})) out += ttap::render_csv(table);
       return out;
     };
     ::setenv("TTAP_PARSE_CHUNK_BYTES", "4096", 1);
+    ::setenv("TTAP_THREADS", "3", 1);
     const std::string chunked = render();
     ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+    ::unsetenv("TTAP_THREADS");
     ::setenv("TTAP_PARSE_WHOLE", "1", 1);
     const std::string whole = render();
     ::unsetenv("TTAP_PARSE_WHOLE");

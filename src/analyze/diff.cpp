@@ -188,17 +188,17 @@ std::string normalized_op_name(std::string_view name) {
 
 std::optional<int64_t> peak_device_memory(const Trace& t) {
   int64_t peak_total = -1;
-  std::map<int32_t, int64_t> running;
-  int64_t peak_running = -1;
+  std::map<int32_t, __int128> running;  // byte counts are bounded, their sums need room
+  __int128 peak_running = -1;
   for (const MemoryEvent& m : t.memory_events) {
     if (m.device_type != 1) continue;  // 1 = CUDA (and HIP) device memory
     if (m.total_allocated >= 0) peak_total = std::max(peak_total, m.total_allocated);
-    int64_t& r = running[m.device_id];
+    __int128& r = running[m.device_id];
     r += m.bytes;
     peak_running = std::max(peak_running, r);
   }
   if (peak_total >= 0) return peak_total;
-  if (peak_running >= 0) return peak_running;
+  if (peak_running >= 0) return static_cast<int64_t>(std::min<__int128>(peak_running, INT64_MAX));
   return std::nullopt;
 }
 

@@ -19,9 +19,10 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-int64_t numel(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= std::max<int64_t>(x, 0);
+// In double: recorded shapes are untrusted, and products of them can pass int64.
+double numel(const Dims& d) {
+  double n = 1;
+  for (int64_t x : d) n *= static_cast<double>(std::max<int64_t>(x, 0));
   return n;
 }
 
@@ -94,30 +95,30 @@ OpCost unknown(std::string why) {
   return c;
 }
 
-OpCost gemm(const Args& a, size_t ia, size_t ib, int64_t extra_bytes_elems, bool linear) {
+OpCost gemm(const Args& a, size_t ia, size_t ib, double extra_bytes_elems, bool linear) {
   const Dims& A = a.dim(ia);
   const Dims& B = a.dim(ib);
   if (A.empty() || B.empty()) return unknown("operand shapes not recorded");
-  int64_t batch = 1, m, k, n;
+  double batch = 1, m, k, n;
   if (linear) {  // input [..., K], weight [N, K]
     if (B.size() != 2) return unknown("unexpected weight shape");
-    k = A.back();
-    n = B[0];
-    m = numel(A) / std::max<int64_t>(k, 1);
+    k = static_cast<double>(A.back());
+    n = static_cast<double>(B[0]);
+    m = numel(A) / std::max(k, 1.0);
   } else {
-    m = A.size() >= 2 ? A[A.size() - 2] : 1;
-    k = A.back();
-    n = B.size() >= 2 ? B.back() : 1;
-    int64_t lead_a = 1, lead_b = 1;
-    for (size_t i = 0; i + 2 < A.size(); ++i) lead_a *= A[i];
-    for (size_t i = 0; i + 2 < B.size(); ++i) lead_b *= B[i];
+    m = A.size() >= 2 ? static_cast<double>(A[A.size() - 2]) : 1.0;
+    k = static_cast<double>(A.back());
+    n = B.size() >= 2 ? static_cast<double>(B.back()) : 1.0;
+    double lead_a = 1, lead_b = 1;
+    for (size_t i = 0; i + 2 < A.size(); ++i) lead_a *= static_cast<double>(A[i]);
+    for (size_t i = 0; i + 2 < B.size(); ++i) lead_b *= static_cast<double>(B[i]);
     batch = std::max(lead_a, lead_b);
   }
   OpCost c;
   c.known = true;
-  c.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  c.flops = 2.0 * batch * m * n * k;
   const int e = std::max(a.elem(ia), 1);
-  c.bytes = static_cast<double>(e) * static_cast<double>(numel(A) + numel(B) + batch * m * n + extra_bytes_elems);
+  c.bytes = e * (numel(A) + numel(B) + batch * m * n + extra_bytes_elems);
   return c;
 }
 
@@ -131,19 +132,18 @@ OpCost conv_forward(const Args& a, const Dims& stride, const Dims& pad, const Di
   const size_t spatial = in.size() - 2;
   if (stride.empty() || pad.empty()) return unknown("stride/padding not recorded (traces before Concrete Inputs)");
   auto at = [](const Dims& d, size_t i, int64_t dflt) { return d.empty() ? dflt : d[std::min(i, d.size() - 1)]; };
-  int64_t out = 1, kernel = 1;
+  double out = 1, kernel = 1;
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t o = (in[2 + i] + 2 * at(pad, i, 0) - at(dil, i, 1) * (w[2 + i] - 1) - 1) / std::max<int64_t>(at(stride, i, 1), 1) + 1;
     if (o <= 0) return unknown("inconsistent convolution shape");
-    out *= o;
-    kernel *= w[2 + i];
+    out *= static_cast<double>(o);
+    kernel *= static_cast<double>(w[2 + i]);
   }
   OpCost c;
   c.known = true;
-  const double per_out = 2.0 * static_cast<double>(w[1]) * static_cast<double>(kernel);
-  c.flops = per_out * static_cast<double>(in[0]) * static_cast<double>(w[0]) * static_cast<double>(out);
-  c.bytes = static_cast<double>(std::max(a.elem(0), 1)) *
-            static_cast<double>(numel(in) + numel(w) + in[0] * w[0] * out);
+  const double per_out = 2.0 * static_cast<double>(w[1]) * kernel;
+  c.flops = per_out * static_cast<double>(in[0]) * static_cast<double>(w[0]) * out;
+  c.bytes = std::max(a.elem(0), 1) * (numel(in) + numel(w) + static_cast<double>(in[0]) * static_cast<double>(w[0]) * out);
   return c;
 }
 
@@ -178,6 +178,15 @@ std::vector<std::vector<int64_t>> parse_dims(std::string_view json) {
 
 OpCost op_cost(std::string_view name, std::string_view dims_json, std::string_view types_json, std::string_view concrete_json) {
   Args a{parse_dims(dims_json), parse_strings(types_json), parse_strings(concrete_json)};
+  // Shapes come from the trace: beyond 2^40 per dimension they are not real, and the
+  // integer arithmetic below (output sizes) stays exact within that bound.
+  constexpr int64_t kMaxDim = int64_t{1} << 40;
+  for (const Dims& d : a.dims)
+    for (int64_t x : d)
+      if (x < 0 || x > kMaxDim) return unknown("absurd shape");
+  for (size_t i = 0; i < a.concrete.size(); ++i)
+    for (int64_t x : a.concrete_ints(i))
+      if (x < -kMaxDim || x > kMaxDim) return unknown("absurd argument");
   OpCost c;
   if (one_of(name, {"aten::mm", "aten::_scaled_mm"})) {
     c = gemm(a, 0, 1, 0, false);
@@ -202,13 +211,12 @@ OpCost op_cost(std::string_view name, std::string_view dims_json, std::string_vi
     const Dims& in = a.dim(1);
     const Dims& w = a.dim(2);
     if (go.size() < 3 || in.size() != go.size() || w.size() != go.size()) return unknown("shapes not recorded");
-    int64_t out = 1, kernel = 1;
+    double out = 1, kernel = 1;
     for (size_t i = 2; i < go.size(); ++i) {
-      out *= go[i];
-      kernel *= w[i];
+      out *= static_cast<double>(go[i]);
+      kernel *= static_cast<double>(w[i]);
     }
-    const double fwd = 2.0 * static_cast<double>(go[0]) * static_cast<double>(go[1]) * static_cast<double>(out) *
-                       static_cast<double>(w[1]) * static_cast<double>(kernel);
+    const double fwd = 2.0 * static_cast<double>(go[0]) * static_cast<double>(go[1]) * out * static_cast<double>(w[1]) * kernel;
     // output_mask, the last argument: "[True, True, False]" = input grad, weight grad, bias grad.
     int grads = 2;
     if (!a.concrete.empty() && a.concrete.back().find("True") != std::string::npos) {
@@ -219,7 +227,7 @@ OpCost op_cost(std::string_view name, std::string_view dims_json, std::string_vi
     }
     c.known = true;
     c.flops = fwd * std::max(grads, 1);
-    c.bytes = static_cast<double>(std::max(a.elem(0), 1)) * static_cast<double>(2 * (numel(go) + numel(in) + numel(w)));
+    c.bytes = std::max(a.elem(0), 1) * 2 * (numel(go) + numel(in) + numel(w));
   } else if (name.find("attention") != std::string_view::npos && name.find("aten::") == 0) {
     // Flash and efficient kernels take [B, L, H, D]; the SDPA entry points [B, H, L, D].
     const bool backward = name.find("backward") != std::string_view::npos;
@@ -233,15 +241,15 @@ OpCost op_cost(std::string_view name, std::string_view dims_json, std::string_vi
     const double lq = static_cast<double>(bl_hd ? q[1] : q[2]), lk = static_cast<double>(bl_hd ? k[1] : k[2]);
     c.known = true;
     c.flops = 4.0 * b * h * lq * lk * d * (backward ? 2.5 : 1.0);
-    const double qkvo = static_cast<double>(2 * numel(q) + 2 * numel(k));
+    const double qkvo = 2 * numel(q) + 2 * numel(k);
     c.bytes = static_cast<double>(std::max(a.elem(q_index), 1)) * qkvo * (backward ? 2.0 : 1.0);
   } else if (categorize_op(name) == OpCategory::elementwise) {
-    int64_t out = 0;
+    double out = 0;
     double in_bytes = 0;
     for (size_t i = 0; i < a.dims.size(); ++i) {
       if (a.elem(i) == 0 || a.dims[i].empty()) continue;
       out = std::max(out, numel(a.dims[i]));
-      in_bytes += static_cast<double>(numel(a.dims[i])) * a.elem(i);
+      in_bytes += numel(a.dims[i]) * a.elem(i);
     }
     if (out == 0) return unknown("no tensor shapes recorded");
     const bool pure_copy = one_of(name, {"aten::copy_", "aten::to", "aten::_to_copy", "aten::clone", "aten::contiguous",

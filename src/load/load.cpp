@@ -23,9 +23,9 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-// |ts| beyond this (about year 2255 in epoch microseconds) cannot be a real timestamp, and
-// keeps ts * 1000 inside int64.
-constexpr int64_t kMaxAbsTsNs = 9'000'000'000'000'000'000LL / 1000 * 1000;
+// |ts| beyond this (about year 2112 in epoch microseconds) cannot be a real timestamp;
+// the bound keeps every difference of two timestamps inside int64 nanoseconds.
+constexpr int64_t kMaxAbsTsNs = 4'500'000'000'000'000'000LL;
 // An event longer than 30 days is corrupt.
 constexpr int64_t kMaxDurNs = 30LL * 24 * 3600 * 1'000'000'000LL;
 // Tracks whose pid/tid was text get ids in this range so they never meet numeric ones.
@@ -175,6 +175,7 @@ class Parser {
  private:
   // Value readers: each checks the JSON type and fails with the field's name otherwise.
   int64_t read_int(od::value v, std::string_view field);
+  int64_t read_size(od::value v, std::string_view field, bool may_be_negative);
   double read_double(od::value v, std::string_view field);
   int64_t read_time(od::value v, std::string_view field);
   std::string_view read_string(od::value v, std::string_view field);
@@ -269,6 +270,15 @@ int64_t Parser::read_int(od::value v, std::string_view field) {
     if (ec == std::errc() && ptr == text.data() + text.size() && ptr != first) return parsed;
   }
   fail(location(), fmt::format("field \"{}\" must be an integer", field));
+}
+
+// Byte and element counts: at most 2^50 (a petabyte), so sums of them stay in int64.
+int64_t Parser::read_size(od::value v, std::string_view field, bool may_be_negative) {
+  constexpr int64_t kMaxSize = int64_t{1} << 50;
+  const int64_t x = read_int(v, field);
+  if (x > kMaxSize || x < (may_be_negative ? -kMaxSize : -1))
+    fail(location(), fmt::format("field \"{}\" has an absurd value {}", field, x));
+  return x;
 }
 
 double Parser::read_double(od::value v, std::string_view field) {
@@ -397,6 +407,8 @@ void Parser::read_id_or_label(od::value v, std::string_view field, int64_t& numb
   if (type == od::json_type::number) {
     number = read_int(v, field);
     label = kNoString;
+    // Above 2^62 numbers would meet the ids given to text pids/tids; no real one is.
+    if (number >= kLabelBit || number <= -kLabelBit) fail(location(), fmt::format("field \"{}\" has an absurd value", field));
     return;
   }
   if (type != od::json_type::string) fail(location(), fmt::format("field \"{}\" must be a number or a string", field));
@@ -713,9 +725,14 @@ void Parser::absorb(Parser& part) {
   std::vector<TrackId> tid(p.tracks.size());
   for (TrackId i = 0; i < tid.size(); ++i) {
     const Track& pt = p.tracks[i];
-    auto [it, inserted] = track_index_.try_emplace({pt.pid, pt.tid}, static_cast<TrackId>(trace_.tracks.size()));
+    // Text pids/tids ("stream 7") are keyed by their string id, which is the part's own.
+    const int64_t pid = pt.pid_label == kNoString ? pt.pid : (kLabelBit | str(pt.pid_label));
+    const int64_t tid_key = pt.tid_label == kNoString ? pt.tid : (kLabelBit | str(pt.tid_label));
+    auto [it, inserted] = track_index_.try_emplace({pid, tid_key}, static_cast<TrackId>(trace_.tracks.size()));
     if (inserted) {
       Track t = pt;
+      t.pid = pid;
+      t.tid = tid_key;
       t.pid_label = str(pt.pid_label);
       t.tid_label = str(pt.tid_label);
       t.thread_name = str(pt.thread_name);
@@ -731,7 +748,11 @@ void Parser::absorb(Parser& part) {
     tid[i] = it->second;
   }
   last_track_key_ = {INT64_MIN, INT64_MIN};
-  for (auto [pid, name] : part.process_names_) process_names_[pid] = str(name);
+  for (auto [pid, name] : part.process_names_) {
+    // process_name keys are pids; text pids carry the part's string id.
+    const int64_t key = (pid & kLabelBit) ? (kLabelBit | str(static_cast<StringId>(pid & 0xffffffff))) : pid;
+    process_names_[key] = str(name);
+  }
 
   const auto base = static_cast<EventId>(trace_.size());
   const uint32_t op0 = static_cast<uint32_t>(trace_.op_args.size()), kernel0 = static_cast<uint32_t>(trace_.kernel_args.size()),
@@ -952,6 +973,12 @@ void Parser::run_whole() {
 
 Trace Parser::finish() {
   if (!saw_events_) throw InputError(std::string(source_), "no \"traceEvents\" array: not a Chrome/Kineto trace");
+  // Every analysis sums subsets of event durations; bounding the total keeps those sums
+  // exact in int64 (2^62 ns is 146 years, far beyond any real trace).
+  __int128 total = 0;
+  for (int64_t d : trace_.dur) total += d;
+  if (total > (__int128{1} << 62))
+    throw InputError(std::string(source_), "absurd durations: the events together last more than 146 years");
 
   // Close B events that never saw their E at the end of their track's last event.
   for (auto& [track, open] : open_begins_) {
@@ -1098,7 +1125,7 @@ void Parser::parse_args(od::object args, EventScratch& e) {
         break;
       case 5:
         if (key == "block") { read_int3(v, key, e.kernel.block); e.has_kernel = true; }
-        else if (key == "bytes" || key == "Bytes") { e.copy.bytes = read_int(v, key); e.memory.bytes = e.copy.bytes; }
+        else if (key == "bytes" || key == "Bytes") { e.copy.bytes = read_size(v, key, true); e.memory.bytes = e.copy.bytes; }
         else if (key == "dtype") { e.collective.dtype = intern_string(v, key); e.has_collective = true; }
         break;
       case 6:
@@ -1124,21 +1151,21 @@ void Parser::parse_args(od::object args, EventScratch& e) {
         else if (key == "Fwd thread id") { e.op.fwd_thread_id = read_int(v, key); e.has_op = true; }
         else if (key == "shared memory") { e.kernel.shared_memory = static_cast<int32_t>(read_int(v, key)); e.has_kernel = true; }
         else if (key == "blocks per SM") { e.kernel.blocks_per_sm = static_cast<float>(read_double(v, key)); e.has_kernel = true; }
-        else if (key == "In msg nelems") { e.collective.in_msg_nelems = read_int(v, key); e.has_collective = true; }
+        else if (key == "In msg nelems") { e.collective.in_msg_nelems = read_size(v, key, false); e.has_collective = true; }
         break;
       case 12:
         if (key == "warps per SM") { e.kernel.warps_per_sm = static_cast<float>(read_double(v, key)); e.has_kernel = true; }
         break;
       case 14:
-        if (key == "Out msg nelems") { e.collective.out_msg_nelems = read_int(v, key); e.has_collective = true; }
-        else if (key == "Total Reserved") e.memory.total_reserved = read_int(v, key);
+        if (key == "Out msg nelems") { e.collective.out_msg_nelems = read_size(v, key, false); e.has_collective = true; }
+        else if (key == "Total Reserved") e.memory.total_reserved = read_size(v, key, false);
         else if (key == "wait_on_stream") e.sync.wait_on_stream = read_int(v, key);
         else if (key == "cuda_sync_kind") e.sync.kind = intern_string(v, key);
         break;
       case 15:
         if (key == "Concrete Inputs") { e.op.concrete_inputs = intern_raw(v, key); e.has_op = true; }
         else if (key == "Sequence number") { e.op.sequence_number = read_int(v, key); e.has_op = true; }
-        else if (key == "Total Allocated") e.memory.total_allocated = read_int(v, key);
+        else if (key == "Total Allocated") e.memory.total_allocated = read_size(v, key, false);
         else if (key == "Collective name") { e.collective.collective_name = intern_string(v, key); e.has_collective = true; }
         break;
       case 16:
@@ -1240,7 +1267,9 @@ void Parser::commit(EventScratch& e) {
     }
     const EventId b = it->second.back();
     it->second.pop_back();
-    trace_.dur[b] = std::max<int64_t>(0, e.ts - trace_.ts[b]);
+    const int64_t dur = std::max<int64_t>(0, e.ts - trace_.ts[b]);
+    if (dur > kMaxDurNs) fail(e.start, fmt::format("event #{} closes a B event {} us earlier: an absurd duration", event_index_, dur / 1000));
+    trace_.dur[b] = dur;
     return;
   }
   Phase phase;
