@@ -1,41 +1,116 @@
 #!/usr/bin/env bash
-# ttap's load/summary benchmark: builds ttap (Release), makes 100 MB and 1 GB traces by
-# replicating a real one (plain and gzipped), and times `ttap summary` on each: best wall
-# time of 3 after a warm-up, peak RSS. Run by hand; results go into the README.
-#   bash scripts/bench/run_bench.sh [SOURCE_TRACE]
+# ttap's load/summary benchmark, run by hand (not a test); the results go into the README.
+#
+#   bash scripts/bench/run_bench.sh [--rev REV] [--source TRACE.json.gz] [--sizes "100M 1G"] [--runs 3]
+#
+# 1. Builds ttap in Release into build-bench/ (from the working tree, or with --rev from
+#    `git archive REV` unpacked into build-bench/src, so edits in progress do not matter).
+# 2. Makes replicated traces (scripts/bench/make_big_trace.py), plain and gzipped, in
+#    scripts/bench/out/ (gitignored) unless they are there already.
+# 3. For each input: one warm-up run (page cache), then RUNS runs of
+#    `ttap summary FILE > /dev/null` under /usr/bin/time -f '%e %M'; prints the best wall
+#    time, MB/s of uncompressed JSON, the peak RSS and RSS / JSON size.
+# 4. Prints what `ttap -v summary` logs about load vs tree time, per input.
+# 5. libdeflate vs zlib on the smallest .json.gz (scripts/bench/gunzip_bench.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source=${1:-tests/data/tracelens_qwen05b_h100.json.gz}
+root=$PWD
+
+rev=""
+source=""
+sizes="100M 1G"
+runs=3
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --rev) rev=$2; shift 2 ;;
+    --source) source=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+if [[ -z $source ]]; then
+  source=/work/shared/traces/public/kineto_resnet50_v100_nw0.json.gz
+  [[ -f $source ]] || source=tests/data/kineto_resnet50_v100_nw0.json.gz
+fi
 out=scripts/bench/out
 mkdir -p "$out"
-command -v /usr/bin/time >/dev/null || apt-get install -y -qq time
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTTAP_BUILD_TESTS=OFF > /dev/null
-ninja -C build-bench -j2 ttap > /dev/null
-name=$(basename "$source" .json.gz)
-for size in 100M 1G; do
+
+if [[ ! -x /usr/bin/time ]]; then
+  if [[ $(id -u) == 0 ]]; then apt-get install -y -qq time; else sudo apt-get install -y -qq time; fi
+fi
+
+# ---- build --------------------------------------------------------------------------
+src_dir=.
+if [[ -n $rev ]]; then
+  src_dir=build-bench/src
+  rm -rf "$src_dir" && mkdir -p "$src_dir"
+  git archive "$rev" | tar -x -C "$src_dir"
+  echo "building $(git rev-parse --short "$rev") (git archive) into build-bench"
+else
+  echo "building the working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include CMakeLists.txt || echo ', with local changes')) into build-bench"
+fi
+# A cache made from the other source tree (working tree vs --rev) cannot be reused.
+if [[ -f build-bench/CMakeCache.txt ]] &&
+   ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$(realpath "$src_dir")" build-bench/CMakeCache.txt; then
+  rm -rf build-bench/CMakeCache.txt build-bench/CMakeFiles
+fi
+cmake -S "$src_dir" -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTTAP_BUILD_TESTS=OFF > build-bench.log 2>&1 \
+  || { tail -30 build-bench.log; exit 1; }
+ninja -C build-bench -j2 ttap >> build-bench.log 2>&1 || { grep -m20 -B2 -A10 'error' build-bench.log; exit 1; }
+rm -f build-bench.log
+ttap=$root/build-bench/ttap
+
+# ---- inputs -------------------------------------------------------------------------
+name=$(basename "$source"); name=${name%.gz}; name=${name%.json}
+inputs=()
+for size in $sizes; do
   f="$out/${name}_$size.json"
-  [[ -f "$f" && -f "$f.gz" ]] || /usr/bin/python3 scripts/bench/make_big_trace.py "$source" "$f" --size "$size" --gzip
+  if [[ ! -f $f || ! -f $f.gz ]]; then
+    /usr/bin/python3 scripts/bench/make_big_trace.py "$f" --source "$source" --size "$size" --gzip
+  fi
+  inputs+=("$f" "$f.gz")
 done
-g++ -O2 scripts/bench/gunzip_bench.cpp -ldeflate -lz -o "$out/gunzip_bench"
-echo "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-printf '%-40s %9s %8s %8s %9s %9s\n' input "JSON MB" "wall s" "MB/s" "RSS MB" "RSS/JSON"
-for size in 100M 1G; do
-  for ext in json json.gz; do
-    f="$out/${name}_$size.$ext"
-    json_bytes=$(stat -c %s "$out/${name}_$size.json")
-    ./build-bench/ttap summary "$f" > /dev/null  # warm the page cache
-    best=999999; rss=0
-    for _ in 1 2 3; do
-      read -r wall kb < <( { /usr/bin/time -f '%e %M' ./build-bench/ttap summary "$f" > /dev/null; } 2>&1 )
-      best=$(awk -v a="$wall" -v b="$best" 'BEGIN { print (a < b) ? a : b }')
-      (( kb > rss )) && rss=$kb
-    done
-    awk -v f="$(basename "$f")" -v b="$json_bytes" -v w="$best" -v r="$rss" \
-      'BEGIN { printf "%-40s %9.0f %8.2f %8.0f %9.0f %9.2f\n", f, b/1e6, w, b/1e6/w, r/1024, r*1024/b }'
+
+# ---- timing -------------------------------------------------------------------------
+echo
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+echo "ttap: $ttap (Release); source trace: $source; best of $runs after a warm-up"
+echo
+timing=$(mktemp)
+trap 'rm -f "$timing" "$timing.err"' EXIT
+echo "load average before timing: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the times)"
+fmt='%-44s %9s %10s %8s %8s %8s %9s\n'
+printf "$fmt" input "file MB" "JSON MB" "wall s" "MB/s" "RSS MB" "RSS/JSON"
+for f in "${inputs[@]}"; do
+  json=${f%.gz}
+  json_bytes=$(stat -c %s "$json")
+  file_bytes=$(stat -c %s "$f")
+  # Warm-up: the page cache, and a failure shows here.
+  if ! "$ttap" summary "$f" > /dev/null 2> "$timing.err"; then
+    printf '%-44s FAILED: %s\n' "$(basename "$f")" "$(tail -1 "$timing.err")"
+    continue
+  fi
+  best=""; rss=0
+  for ((i = 0; i < runs; i++)); do
+    /usr/bin/time -o "$timing" -f '%e %M' "$ttap" summary "$f" > /dev/null || true
+    read -r wall kb < <(tail -1 "$timing")
+    best=$(awk -v a="$wall" -v b="${best:-1e9}" 'BEGIN { print (a < b) ? a : b }')
+    if ((kb > rss)); then rss=$kb; fi
   done
+  awk -v f="$(basename "$f")" -v fb="$file_bytes" -v b="$json_bytes" -v w="$best" -v r="$rss" -v fmt="$fmt" \
+    'BEGIN { printf fmt, f, sprintf("%.1f", fb/1e6), sprintf("%.1f", b/1e6), sprintf("%.2f", w),
+             (w > 0 ? sprintf("%.0f", b/1e6/w) : "-"), sprintf("%.0f", r/1024), sprintf("%.2f", r*1024/b) }'
 done
+
 echo
-echo "phases (ttap -v), 1 GB plain:"
-./build-bench/ttap -v summary "$out/${name}_1G.json" 2>&1 >/dev/null | grep debug || true
+echo "phases, from \`ttap -v summary FILE\`:"
+for f in "${inputs[@]}"; do
+  echo "  $(basename "$f"): $("$ttap" -v summary "$f" 2>&1 > /dev/null | grep -E 'loaded in|tree in' | sed -E 's/^.*debug: //' | tail -1)"
+done
+
+# ---- gunzip -------------------------------------------------------------------------
 echo
-"$out/gunzip_bench" "$out/${name}_100M.json.gz"
+first_size=${sizes%% *}
+bash scripts/bench/gunzip_bench.sh "$out/${name}_$first_size.json.gz"

@@ -1,18 +1,56 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target and runs it for SECONDS (default 300) on a work copy of the
-# seed corpus. Findings land in scripts/fuzz/crashes/. Needs clang-14 and
-# libclang-rt-14-dev (installed here if missing).
+# Builds the libFuzzer targets (ASan + UBSan) and runs each for SECONDS on a work copy of
+# the seed corpus, one after the other, with JOBS parallel workers each (fork mode).
+#
+#   bash scripts/fuzz/run_fuzz.sh [SECONDS] [TARGET...]     (default 300; all three targets)
+#   JOBS=2 BUILD_DIR=build-fuzz bash scripts/fuzz/run_fuzz.sh 600 fuzz_chunks
+#
+# Targets (scripts/fuzz/fuzz_load.cpp): fuzz_load (JSON -> trace -> tree -> analyses),
+# fuzz_gunzip (gzip -> the same), fuzz_chunks (whole-document vs chunked parse must agree).
+# Findings (crash-*, timeout-*, oom-*, leak-*) land in scripts/fuzz/crashes/TARGET-*; the
+# corpus grows in scripts/fuzz/corpus-work/TARGET/ (both gitignored); logs in
+# BUILD_DIR/fuzz-logs/. Reproduce a finding by running the target on the file:
+#   ./build-fuzz/scripts/fuzz/fuzz_load scripts/fuzz/crashes/fuzz_load-crash-...
+# Needs clang-14 and libclang-rt-14-dev (installed here if missing, as root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-300}
-command -v clang++-14 >/dev/null || apt-get install -y -qq clang-14 libclang-rt-14-dev
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DTTAP_BUILD_FUZZERS=ON -DTTAP_BUILD_TESTS=OFF > /dev/null
-ninja -C build-fuzz fuzz_load
-work=scripts/fuzz/corpus-work
-mkdir -p "$work" scripts/fuzz/crashes
-cp -n scripts/fuzz/seeds/* "$work"/ 2>/dev/null || true
-# Two jobs: one per core. TTAP_PARSE_CHUNK_BYTES puts chunk boundaries into small inputs.
-cd build-fuzz  # libFuzzer writes its fuzz-N.log files into the working directory
-TTAP_PARSE_CHUNK_BYTES=1024 TTAP_THREADS=2 ./scripts/fuzz/fuzz_load "../$work" \
-  -dict=../scripts/fuzz/kineto.dict -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-  -max_total_time="$seconds" -jobs=2 -workers=2 -artifact_prefix=../scripts/fuzz/crashes/ -print_final_stats=1
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_load fuzz_gunzip fuzz_chunks)
+jobs=${JOBS:-$(nproc)}
+build=${BUILD_DIR:-build-fuzz}
+
+if ! command -v clang++-14 > /dev/null || [[ ! -e $(clang++-14 -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
+  apt-get install -y -qq clang-14 libclang-rt-14-dev
+fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTTAP_BUILD_FUZZERS=ON -DTTAP_BUILD_TESTS=OFF > /dev/null
+ninja -C "$build" "${targets[@]}"
+
+root=$PWD
+logs=$root/$build/fuzz-logs
+mkdir -p scripts/fuzz/crashes "$logs"
+for target in "${targets[@]}"; do
+  case $target in
+    fuzz_gunzip) seeds=scripts/fuzz/seeds/gzip ;;
+    *) seeds=scripts/fuzz/seeds/json ;;
+  esac
+  work=scripts/fuzz/corpus-work/$target
+  mkdir -p "$work"
+  cp -n "$seeds"/* "$work"/ 2> /dev/null || true
+  log=$logs/$target.log
+  echo "== $target: ${seconds}s, $jobs jobs, corpus $work ($(ls "$work" | wc -l) files), log $log"
+  # Fork mode: JOBS child processes share one corpus; -ignore_crashes=1 keeps fuzzing
+  # after a finding so that one run reports all of them. libFuzzer writes fuzz-N.log
+  # files into its working directory, hence the cd.
+  (cd "$logs" && "$root/$build/scripts/fuzz/$target" "$root/$work" \
+    -dict="$root/scripts/fuzz/kineto.dict" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    -max_total_time="$seconds" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+    -artifact_prefix="$root/scripts/fuzz/crashes/$target-" -print_final_stats=1) > "$log" 2>&1 || true
+  grep -E '^#[0-9]+' "$log" | tail -1 || true
+  grep -E '^INFO: (exiting|fuzzed for)|^Done' "$log" | tail -2 || true
+done
+echo
+echo "findings (scripts/fuzz/crashes/):"
+ls -la scripts/fuzz/crashes | grep -E -- '-(crash|timeout|oom|leak|slow-unit)-' || echo "  none"
