@@ -66,7 +66,7 @@ StringId StringPool::intern(std::string_view s) {
   // Copy the characters into a stable block.
   if (blocks_.empty() || block_used_ + s.size() > block_size_) {
     block_size_ = s.size() > kBlockBytes ? s.size() : kBlockBytes;
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));  // no zero fill: every byte is written before use
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

@@ -206,3 +206,39 @@ TEST(Loader, EscapedKeysAndRepeatedTraceEvents) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by the fuzzer: a process_name for a negative pid, parsed by a worker thread, read
+// out of bounds when the parts were merged (negative pids looked like text pids).
+TEST(Loader, NegativePidsAcrossWorkerParts) {
+  std::string json = R"({"traceEvents":[)";
+  const std::string pad(1100, 'p');
+  for (int i = 0; i < 8; ++i) {
+    if (i == 4) json += R"({"ph":"M","name":"process_name","pid":-2,"tid":0,"args":{"name":"worker"}},)";
+    json += R"({"ph":"X","cat":"cpu_op","name":"a","pid":-2,"tid":1,"ts":)" + std::to_string(i * 10) +
+            R"(,"dur":1,"args":{"pad":")" + pad + R"("}})" + (i < 7 ? "," : "");
+  }
+  json += R"(,{"ph":"C","name":"mem","pid":"Spans","ts":5,"args":{"v":1}}]})";
+  const std::string path = ttap::test::temp_file("negative_pid.json", json);
+  ::setenv("TTAP_PARSE_CHUNK_BYTES", "1024", 1);
+  ::setenv("TTAP_THREADS", "2", 1);
+  const ttap::Trace chunked = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+  ::unsetenv("TTAP_THREADS");
+  ::setenv("TTAP_PARSE_WHOLE", "1", 1);
+  const ttap::Trace whole = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_WHOLE");
+  ASSERT_EQ(chunked.size(), 8u);
+  EXPECT_EQ(chunked.strings.view(chunked.tracks[chunked.track[0]].process_name), "worker");
+  ASSERT_EQ(chunked.counters.size(), 1u);
+  ASSERT_EQ(whole.counters.size(), 1u);
+  // A text pid is stored as 2^62 + the id of its text in the trace's own string pool.
+  for (const ttap::Trace* t : {&chunked, &whole}) {
+    const int64_t pid = t->counters[0].pid;
+    ASSERT_GE(pid, int64_t{1} << 62);
+    EXPECT_EQ(t->strings.view(static_cast<ttap::StringId>(pid - (int64_t{1} << 62))), "Spans");
+  }
+}
+
+}  // namespace

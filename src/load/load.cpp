@@ -722,6 +722,11 @@ void Parser::absorb(Parser& part) {
   std::vector<StringId> sid(p.strings.size());
   for (StringId i = 0; i < sid.size(); ++i) sid[i] = trace_.strings.intern(p.strings.view(i));
   auto str = [&sid](StringId id) { return id == kNoString ? kNoString : sid[id]; };
+  // Text pids are kLabelBit | the part's string id (numeric ones stay below 2^62, and
+  // negative ones are numbers too).
+  auto relabel = [&str](int64_t pid) {
+    return pid >= kLabelBit ? (kLabelBit | str(static_cast<StringId>(pid - kLabelBit))) : pid;
+  };
   std::vector<TrackId> tid(p.tracks.size());
   for (TrackId i = 0; i < tid.size(); ++i) {
     const Track& pt = p.tracks[i];
@@ -750,7 +755,7 @@ void Parser::absorb(Parser& part) {
   last_track_key_ = {INT64_MIN, INT64_MIN};
   for (auto [pid, name] : part.process_names_) {
     // process_name keys are pids; text pids carry the part's string id.
-    const int64_t key = (pid & kLabelBit) ? (kLabelBit | str(static_cast<StringId>(pid & 0xffffffff))) : pid;
+    const int64_t key = relabel(pid);
     process_names_[key] = str(name);
   }
 
@@ -814,6 +819,7 @@ void Parser::absorb(Parser& part) {
     trace_.flows.push_back(f);
   }
   for (CounterSample c : p.counters) {
+    c.pid = relabel(c.pid);
     c.name = str(c.name);
     c.series = str(c.series);
     trace_.counters.push_back(c);
