@@ -38,10 +38,8 @@ StringPool& StringPool::operator=(StringPool&&) noexcept = default;
 StringPool::~StringPool() = default;
 
 size_t StringPool::bytes() const {
-  size_t total = slots_.size() * sizeof(uint32_t) + strings_.capacity() * sizeof(std::string_view) +
-                 hashes_.capacity() * sizeof(uint64_t);
-  for (size_t i = 0; i < blocks_.size(); ++i) total += (i + 1 == blocks_.size()) ? block_size_ : kBlockBytes;
-  return total;
+  return block_bytes_ + slots_.size() * sizeof(uint32_t) + strings_.capacity() * sizeof(std::string_view) +
+         hashes_.capacity() * sizeof(uint64_t);
 }
 
 StringId StringPool::find(std::string_view s) const {
@@ -68,6 +66,7 @@ StringId StringPool::intern(std::string_view s) {
     block_size_ = s.size() > kBlockBytes ? s.size() : kBlockBytes;
     blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));  // no zero fill: every byte is written before use
     block_used_ = 0;
+    block_bytes_ += block_size_;
   }
   char* dst = blocks_.back().get() + block_used_;
   if (!s.empty()) std::memcpy(dst, s.data(), s.size());

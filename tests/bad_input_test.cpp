@@ -63,7 +63,9 @@ TEST(BadInput, LoaderThrowsInputErrorNamingFileAndOffset) {
       const std::string what = e.what();
       EXPECT_NE(what.find(path), std::string::npos) << c.name << ": " << what;
       EXPECT_NE(what.find(c.message), std::string::npos) << c.name << ": " << what;
-      if (c.has_offset) EXPECT_TRUE(e.offset().has_value()) << c.name << ": " << what;
+      if (c.has_offset) {
+        EXPECT_TRUE(e.offset().has_value()) << c.name << ": " << what;
+      }
     }
   }
 }

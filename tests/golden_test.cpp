@@ -100,7 +100,9 @@ TEST_P(Golden, OpCategoriesMatchTraceLens) {
     count += row.count;
     time += row.direct_kernel_time;
     saw_flash_attention |= row.name == "aten::_flash_attention_forward";
-    if (row.name == "aten::_flash_attention_forward") EXPECT_EQ(row.category, ttap::OpCategory::SDPA_fwd);
+    if (row.name == "aten::_flash_attention_forward") {
+      EXPECT_EQ(row.category, ttap::OpCategory::SDPA_fwd);
+    }
   }
   EXPECT_TRUE(saw_flash_attention) << "the SDPA difference this test explains must be exercised";
   const auto rows = read_csv(golden("ops_summary_by_category"));

@@ -33,6 +33,7 @@ class StringPool {
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
+  size_t block_bytes_ = 0;  // all blocks together
   std::vector<std::string_view> strings_;
   std::vector<uint64_t> hashes_;
   std::vector<uint32_t> slots_;  // open addressing, holds id + 1 (0 = empty)

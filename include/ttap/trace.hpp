@@ -170,7 +170,6 @@ struct LoadDiagnostics {
   uint64_t metadata_events = 0;
   uint64_t unmatched_begin_end = 0;
   uint64_t unknown_phase = 0;
-  uint64_t negative_durations_clamped = 0;
 };
 
 struct Trace {

@@ -126,8 +126,8 @@ std::string dump(const ttap::Trace& t) {
   fmt::format_to(std::back_inserter(out), "schema {} base {} name {:?} json_bytes {}\n", t.schema_version, t.base_time_ns,
                  t.trace_name, t.json_bytes);
   const auto& d = t.diagnostics;
-  fmt::format_to(std::back_inserter(out), "diag {} {} {} {} {}\n", d.events_seen, d.metadata_events, d.unmatched_begin_end,
-                 d.unknown_phase, d.negative_durations_clamped);
+  fmt::format_to(std::back_inserter(out), "diag {} {} {} {}\n", d.events_seen, d.metadata_events, d.unmatched_begin_end,
+                 d.unknown_phase);
   for (const auto& dev : t.devices)
     fmt::format_to(std::back_inserter(out), "device {} {:?} {} {} {} {} {} {}\n", dev.id, dev.name, dev.total_global_mem,
                    dev.compute_major, dev.compute_minor, dev.num_sms, dev.max_threads_per_sm, dev.warp_size);

@@ -38,12 +38,19 @@ struct ParseFailure {
 
 [[noreturn]] void fail(const char* where, std::string message) { throw ParseFailure{std::move(message), where}; }
 
-// Microseconds as JSON number text -> integer nanoseconds, exactly for up to three
-// fractional digits (rounded beyond). Falls back to strtod for exponents.
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// A token without the white space that follows it (raw tokens run up to the next
+// structural character).
+std::string_view trim_token(std::string_view t) {
+  while (!t.empty() && is_ws(t.back())) t.remove_suffix(1);
+  return t;
+}
+
+// Microseconds as JSON number text (trimmed) -> integer nanoseconds, exactly for up to
+// three fractional digits (rounded beyond). Falls back to strtod for exponents.
 bool parse_us_as_ns(std::string_view text, int64_t& out) {
   size_t i = 0;
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t'))
-    text.remove_suffix(1);
   if (text.empty()) return false;
   bool neg = false;
   if (text[0] == '-') {
@@ -86,18 +93,12 @@ bool parse_us_as_ns(std::string_view text, int64_t& out) {
   return true;
 }
 
-// The value's text: for a string, its raw (still escaped) content when it has no escapes.
-std::string_view trim_token(std::string_view t) {
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
-  return t;
-}
-
 struct EventScratch {
   std::string_view ph;
   std::string_view cat;
   std::string_view name;
   StringId name_id = kNoString;
-  bool has_name = false, has_cat = false, has_ts = false, has_dur = false, has_id = false;
+  bool has_name = false, has_cat = false, has_ts = false;
   int64_t pid = 0, tid = 0;
   StringId pid_label = kNoString, tid_label = kNoString;
   int64_t ts = 0, dur = 0;
@@ -381,7 +382,7 @@ StringId Parser::intern_raw(od::value v, std::string_view field) {
   // Pretty-printed traces spread [[1, 2], []] over lines: store one compact spelling,
   // "[[1,2],[]]", so equal shapes intern to one id whatever the writer's layout.
   bool compact = true;
-  for (char c : text) compact &= !(c == ' ' || c == '\n' || c == '\r' || c == '\t');
+  for (char c : text) compact &= !is_ws(c);
   if (compact) return trace_.strings.intern(text);
   compact_.clear();
   bool in_string = false;
@@ -394,7 +395,7 @@ StringId Parser::intern_raw(od::value v, std::string_view field) {
     } else if (c == '"') {
       in_string = true;
       compact_ += c;
-    } else if (!(c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+    } else if (!is_ws(c)) {
       compact_ += c;
     }
   }
@@ -502,9 +503,6 @@ void Parser::reset() {
 
 // ---- chunked path -------------------------------------------------------------------
 
-namespace {
-bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-}  // namespace
 
 size_t Parser::skip_ws(size_t pos) const {
   const char* d = json_.data();
@@ -829,7 +827,6 @@ void Parser::absorb(Parser& part) {
   d.events_seen += pd.events_seen;
   d.metadata_events += pd.metadata_events;
   d.unknown_phase += pd.unknown_phase;
-  d.negative_durations_clamped += pd.negative_durations_clamped;
   event_index_ += part.event_index_;
 }
 
@@ -928,12 +925,8 @@ void Parser::run_whole() {
   // On-Demand checks that the top-level object or array is closed before handing it out;
   // when it is not, the input was cut short, and its end is the place to point at.
   auto truncated = [this](char open) {
-    size_t end = json_.size();
-    while (end > 0 && (json_.data()[end - 1] == ' ' || json_.data()[end - 1] == '\n' || json_.data()[end - 1] == '\r' ||
-                       json_.data()[end - 1] == '\t'))
-      --end;
-    const char close = open == '{' ? '}' : ']';
-    if (end == 0 || json_.data()[end - 1] == close) return;
+    const std::string_view text = trim_token({json_.data(), json_.size()});
+    if (text.empty() || text.back() == (open == '{' ? '}' : ']')) return;
     throw InputError(std::string(source_),
                      fmt::format("truncated JSON: the input ends before the top-level {} is closed", open == '{' ? "object" : "array"),
                      json_.size());
@@ -1046,7 +1039,6 @@ void Parser::parse_events(od::array events) {
 void Parser::parse_event(od::object obj, const char* start) {
   EventScratch e;
   e.start = start;
-  bool has_pid = false, has_tid = false;
   for (auto field_result : obj) {
     od::field field;
     if (std::move(field_result).get(field) != simdjson::SUCCESS) fail(location(), "malformed field");
@@ -1070,7 +1062,6 @@ void Parser::parse_event(od::object obj, const char* start) {
         } else {
           e.id = read_int(v, key);
         }
-        e.has_id = true;
         continue;
       }
     } else if (key.size() == 3) {
@@ -1081,17 +1072,14 @@ void Parser::parse_event(od::object obj, const char* start) {
       }
       if (key == "pid") {
         read_id_or_label(v, key, e.pid, e.pid_label);
-        has_pid = true;
         continue;
       }
       if (key == "tid") {
         read_id_or_label(v, key, e.tid, e.tid_label);
-        has_tid = true;
         continue;
       }
       if (key == "dur") {
         e.dur = read_time(v, key);
-        e.has_dur = true;
         continue;
       }
     } else if (key.size() == 4) {
@@ -1112,8 +1100,6 @@ void Parser::parse_event(od::object obj, const char* start) {
     }
     // Unknown keys ("s", "bp", "id2", ...) are skipped.
   }
-  (void)has_pid;
-  (void)has_tid;
   commit(e);
 }
 
