@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libsimdjson-dev libtorch-dev libsentencepiece-dev libcli11-dev libspdlog-dev libfmt-dev
   libcurl4-openssl-dev libgtest-dev zlib1g-dev libdeflate-dev
-  python3-torch python3-numpy
+  python3-torch python3-numpy python3-torchvision
+  libcpp-httplib-dev chromium
 )
 
 missing=()

@@ -1,0 +1,39 @@
+// Window scoring: the detector's first stage. Every window of a trace gets a score in
+// [0, 1] (how likely it holds an anti-pattern) and the trace gets the mean (the paper's
+// multiple-instance trace score).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ttap/windows.hpp"
+
+namespace ttap {
+
+enum class Scorer {
+  model,    // the TorchScript window detector (models/), run by libtorch
+  rules,    // the rule detectors' highest confidence per window (a baseline)
+  cluster,  // unsupervised: distance from the trace's typical window statistics (a baseline)
+};
+
+struct ScoreOptions {
+  Scorer scorer = Scorer::model;
+  std::string model;          // model file or folder; "" = search (see find_model_dir)
+  std::string device = "auto";  // auto|cpu|cuda
+  int threads = 0;            // libtorch intra-op threads; 0 = its default
+};
+
+struct TraceScores {
+  std::vector<double> window;  // one per window, in window order
+  double trace = 0;            // mean of window scores
+  std::string scorer;          // what produced them ("model", "rules", "cluster")
+  std::string device;          // "cpu"/"cuda" for the model; "" otherwise
+  double seconds = 0;          // time spent scoring (features + forward for the model)
+  std::string warning;         // e.g. why the model could not be used and what was used instead
+};
+
+// Throws InputError (bad --model path) or std::runtime_error (model failed to run).
+TraceScores score_windows(const Trace& trace, const EventTree& tree, const std::vector<Window>& windows,
+                          const ScoreOptions& options);
+
+}  // namespace ttap
