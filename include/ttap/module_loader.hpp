@@ -25,4 +25,7 @@ struct LoadedModule {
 // on its first log line (tests/modules_test.cpp).
 LoadedModule open_module(const std::string& file_name, const char* env_var);
 
+// The folder of the running executable ("." when /proc/self/exe cannot be read).
+std::string executable_dir();
+
 }  // namespace ttap

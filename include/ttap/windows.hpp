@@ -21,7 +21,7 @@ SteadyState steady_state(const Trace& trace, const EventTree& tree);
 
 struct WindowOptions {
   int count = 100;         // windows per trace
-  int max_events = 256;    // events kept per window (see select_window_events)
+  int max_events = 128;    // events kept per window (see make_windows)
 };
 
 struct Window {

@@ -12,35 +12,10 @@ namespace ttap::cli {
 
 namespace {
 
-bool is_trace_file(const std::filesystem::path& p) {
-  const std::string name = p.filename().string();
-  auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
-  return ends(".json") || ends(".json.gz");
-}
-
-// Files as given; folders searched recursively for .json / .json.gz, in name order.
-std::vector<std::string> expand(const std::vector<std::string>& inputs) {
-  std::vector<std::string> files;
-  for (const auto& in : inputs) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(in, ec)) {
-      std::vector<std::string> found;
-      for (const auto& e : std::filesystem::recursive_directory_iterator(in, ec))
-        if (e.is_regular_file() && is_trace_file(e.path())) found.push_back(e.path().string());
-      std::sort(found.begin(), found.end());
-      if (found.empty()) throw InputError(in, "no .json or .json.gz traces in this folder");
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(in);
-    }
-  }
-  return files;
-}
-
 }  // namespace
 
 int run_collectives(const CollectivesOptions& o) {
-  const std::vector<std::string> files = expand(o.traces);
+  const std::vector<std::string> files = expand_trace_inputs(o.traces);
   if (files.size() < 2) {
     fmt::print(stderr, "ttap: error: collectives needs the traces of at least 2 ranks (got {})\n", files.size());
     return kBadInput;

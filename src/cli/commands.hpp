@@ -32,6 +32,33 @@ struct SummaryOptions {
   bool roofline = false;
 };
 
+struct FeaturesOptions {
+  std::vector<std::string> inputs;  // trace files, or one dataset folder (manifest.jsonl)
+  std::string output;               // folder
+  int windows = 100;
+  int max_events = 128;
+  std::string model;                // model folder (for the tokenizer)
+};
+
+struct TokenizerOptions {
+  std::vector<std::string> inputs;  // trace files or folders
+  std::string output;               // model prefix: writes PREFIX.model and PREFIX.vocab
+  int vocab = 2000;
+};
+
+struct EvalOptions {
+  std::string dataset;
+  std::string scorer = "model";
+  std::string format = "text";
+  std::string output;
+  int windows = 100;
+  int max_events = 128;
+  int top_k = 5;
+  std::string model;
+  std::string device = "auto";
+  int threads = 0;
+};
+
 struct AnalyzeOptions {
   std::vector<std::string> traces;
   std::string format = "text";
@@ -66,6 +93,9 @@ int run_collectives(const CollectivesOptions& o);
 int run_diff(const DiffOptions& o);
 int run_summary(const SummaryOptions& o);
 int run_analyze(const AnalyzeOptions& o);
+int run_features(const FeaturesOptions& o);
+int run_tokenizer(const TokenizerOptions& o);
+int run_eval(const EvalOptions& o);
 
 // Shared plumbing.
 struct Loaded {
@@ -74,6 +104,9 @@ struct Loaded {
 };
 // Loads and builds the tree, logging sizes and timings at debug level. Throws InputError.
 Loaded load_and_build(const std::string& path);
+// Files as given; folders searched recursively for .json / .json.gz, in name order.
+// Throws InputError for a folder without traces.
+std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& inputs);
 // Writes `text` to `path` ("" or "-" = stdout). Throws InputError when it cannot.
 void write_output(const std::string& path, const std::string& text);
 

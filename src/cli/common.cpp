@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <algorithm>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -56,6 +58,32 @@ Loaded load_and_build(const std::string& path) {
                 static_cast<double>(trace.json_bytes) / 1e6 / std::max(load_s, 1e-9),
                 static_cast<double>(trace.memory_bytes()) / 1e6, std::chrono::duration<double>(t2 - t1).count());
   return {std::move(trace), std::move(tree)};
+}
+
+namespace {
+bool is_trace_file(const std::filesystem::path& p) {
+  const std::string name = p.filename().string();
+  return name.ends_with(".json") || name.ends_with(".json.gz");
+}
+}  // namespace
+
+std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(in, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(in, ec))
+        if (e.is_regular_file() && is_trace_file(e.path())) found.push_back(e.path().string());
+      if (ec) throw InputError(in, fmt::format("cannot list the folder: {}", ec.message()));
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw InputError(in, "no .json or .json.gz traces in this folder");
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(in);
+    }
+  }
+  return files;
 }
 
 void write_output(const std::string& path, const std::string& text) {

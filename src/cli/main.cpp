@@ -78,6 +78,20 @@ int dispatch(int argc, char** argv) {
   replay_cmd->add_option("--index", replay.index, "Which instance (0-based, among those with shapes); default: the one with the most GPU time");
   replay_cmd->add_option("-o,--output", replay.output, "Write the script here instead of stdout");
 
+  FeaturesOptions features;
+  auto* features_cmd = app.add_subcommand("features", "Write the detector's window features (.npy) for traces or a labeled dataset");
+  features_cmd->add_option("inputs", features.inputs, "Trace files, or one dataset folder (with manifest.jsonl)")->required();
+  features_cmd->add_option("-o,--output", features.output, "Output folder (one subfolder per trace)")->required();
+  features_cmd->add_option("--windows", features.windows, "Windows per trace")->check(CLI::Range(1, 100000));
+  features_cmd->add_option("--max-events", features.max_events, "Events kept per window")->check(CLI::Range(1, 100000));
+  features_cmd->add_option("--model", features.model, "Model folder holding ttap_names.model (default: searched)");
+
+  TokenizerOptions tokenizer;
+  auto* tokenizer_cmd = app.add_subcommand("tokenizer", "Train the event-name tokenizer (sentencepiece) on traces");
+  tokenizer_cmd->add_option("inputs", tokenizer.inputs, "Trace files or folders (searched recursively)")->required();
+  tokenizer_cmd->add_option("-o,--output", tokenizer.output, "Model prefix (writes PREFIX.model, PREFIX.vocab)")->required();
+  tokenizer_cmd->add_option("--vocab", tokenizer.vocab, "Vocabulary size")->check(CLI::Range(64, 100000));
+
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Analyze traces for performance problems");
   analyze_cmd->add_option("traces", analyze.traces, "Trace files")->required();
@@ -114,6 +128,8 @@ int dispatch(int argc, char** argv) {
     return run_diff(diff);
   }
   if (analyze_cmd->parsed()) return run_analyze(analyze);
+  if (features_cmd->parsed()) return run_features(features);
+  if (tokenizer_cmd->parsed()) return run_tokenizer(tokenizer);
   fmt::print(stderr, "{}", app.help());
   return kBadInput;
 }

@@ -16,8 +16,6 @@
 
 namespace ttap {
 
-namespace {
-
 std::string executable_dir() {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -25,8 +23,6 @@ std::string executable_dir() {
   buf[n] = '\0';
   return std::filesystem::path(buf).parent_path().string();
 }
-
-}  // namespace
 
 void* LoadedModule::symbol(const char* name) const { return handle ? ::dlsym(handle, name) : nullptr; }
 
