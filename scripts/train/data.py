@@ -1,0 +1,127 @@
+"""Reading what `ttap features DATASET -o DIR` writes (docs/features.md), and metrics."""
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+import torch
+
+ARRAYS = ["name_tokens", "event_name", "event_kind", "event_opcat", "event_track", "event_numeric", "event_mask"]
+
+
+@dataclass
+class TraceFeatures:
+    folder: str
+    label: int                 # 1 = bad
+    split: str
+    task: str
+    inputs: List[torch.Tensor]  # the forward's arguments, in order, in the model's dtypes
+    window_label: Optional[torch.Tensor]  # float [W] or None
+    meta: Dict = field(default_factory=dict)
+
+    @property
+    def windows(self) -> int:
+        return int(self.inputs[1].shape[0])
+
+
+def to_inputs(arrays: Dict[str, np.ndarray]) -> List[torch.Tensor]:
+    out = []
+    for k in ARRAYS:
+        a = arrays[k]
+        if k == "event_numeric":
+            out.append(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)))
+        elif k == "event_mask":
+            out.append(torch.from_numpy(np.ascontiguousarray(a) != 0))
+        else:
+            out.append(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)))
+    return out
+
+
+def load_trace_dir(path: str) -> Dict[str, np.ndarray]:
+    return {k: np.load(os.path.join(path, k + ".npy")) for k in ARRAYS}
+
+
+def load_features(feat_dir: str, limit: Optional[int] = None) -> List[TraceFeatures]:
+    rows = []
+    with open(os.path.join(feat_dir, "index.jsonl")) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    out = []
+    for r in rows[:limit]:
+        folder = r["folder"]
+        path = folder if os.path.isabs(folder) else os.path.join(feat_dir, folder)
+        arrays = load_trace_dir(path)
+        wl = None
+        wl_path = os.path.join(path, "window_label.npy")
+        if os.path.exists(wl_path):
+            wl = torch.from_numpy(np.load(wl_path).astype(np.float32))
+        meta = {}
+        mp = os.path.join(path, "meta.json")
+        if os.path.exists(mp):
+            with open(mp) as f:
+                meta = json.load(f)
+        label = r.get("label")
+        label = 1 if label in ("bad", 1, True) else 0
+        out.append(TraceFeatures(folder=path, label=label, split=r.get("split", "train"),
+                                 task=r.get("task", "other"), inputs=to_inputs(arrays), window_label=wl, meta=meta))
+    return out
+
+
+def auc(scores, labels) -> float:
+    """AUC-ROC by the Mann-Whitney statistic (ties count one half); nan without both classes."""
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels).astype(bool)
+    npos, nneg = int(y.sum()), int((~y).sum())
+    if npos == 0 or nneg == 0:
+        return float("nan")
+    order = np.argsort(s, kind="mergesort")
+    ranks = np.empty(len(s), dtype=np.float64)
+    ss = s[order]
+    i = 0
+    while i < len(ss):
+        j = i
+        while j + 1 < len(ss) and ss[j + 1] == ss[i]:
+            j += 1
+        ranks[order[i:j + 1]] = 0.5 * (i + j) + 1.0
+        i = j + 1
+    return float((ranks[y].sum() - npos * (npos + 1) / 2.0) / (npos * nneg))
+
+
+def vocab_rows_from_tokenizer(model_path: str) -> Optional[int]:
+    """Pieces in a sentencepiece .model (a ModelProto: field 1 repeated `pieces`), + 1 for the
+    +1 shift of docs/features.md. Parsed by hand: the sentencepiece module is not installed."""
+    if not os.path.exists(model_path):
+        return None
+    data = open(model_path, "rb").read()
+    pos, n = 0, 0
+
+    def varint(p):
+        v, shift = 0, 0
+        while True:
+            b = data[p]
+            p += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v, p
+
+    while pos < len(data):
+        key, pos = varint(pos)
+        fno, wt = key >> 3, key & 7
+        if wt == 0:
+            _, pos = varint(pos)
+        elif wt == 1:
+            pos += 8
+        elif wt == 2:
+            ln, pos = varint(pos)
+            pos += ln
+            if fno == 1:
+                n += 1
+        elif wt == 5:
+            pos += 4
+        else:
+            return None
+    return n + 1 if n else None

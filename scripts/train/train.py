@@ -1,0 +1,268 @@
+#!/usr/bin/python3
+"""Train the ttap window detector on what `ttap features DATASET -o FEAT` wrote.
+
+  /usr/bin/python3 scripts/train/train.py --features /tmp/ttap-feat --name weak
+  /usr/bin/python3 scripts/train/train.py --features /tmp/ttap-feat --name window --mode window
+  /usr/bin/python3 scripts/train/train.py ... --config '{"use_names": 0}'   (ablations)
+
+Modes:
+  weak    multiple-instance learning from trace labels alone (the TorchTraceAP setting):
+          trace score = mean of window scores, BCE on traces + embedding separation +
+          good-window clustering + score smoothness (+ a top-k ranking term); selected on
+          val trace AUC (no window labels are used for training or selection).
+  window  window-supervised: BCE per window on window_label.npy (positives re-weighted),
+          selected on val window AUC. For comparison.
+
+Writes the checkpoint (state dict + config) to --out-dir/NAME.pt and the metrics to
+--out-dir/NAME.json; train on split train, select on val, report train/val/test and test
+seen vs unseen tasks (tasks absent from train).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from data import auc, load_features, vocab_rows_from_tokenizer  # noqa: E402
+from model import DEFAULT_CONFIG, Detector, count_parameters  # noqa: E402
+
+DEFAULT_WEIGHTS = dict(sep=0.1, clu=0.1, smooth=0.1, rank=0.5)
+
+
+def topk_idx(s: torch.Tensor, k: int) -> torch.Tensor:
+    return torch.topk(s.detach(), min(k, s.shape[0])).indices
+
+
+def batch_loss(outs, labels, wlabels, mode, w, k, margin_sep, margin_rank):
+    """outs: list of (h [W, D], logits [W]) per trace; returns (loss, parts dict)."""
+    parts = {}
+    if mode == "window":
+        losses = []
+        for (h, lg), wl in zip(outs, wlabels):
+            npos = float(wl.sum())
+            pw = torch.tensor(min(20.0, (wl.numel() - npos) / npos) if npos > 0 else 1.0)
+            losses.append(F.binary_cross_entropy_with_logits(lg, wl, pos_weight=pw))
+        loss = torch.stack(losses).mean()
+        parts["bce_win"] = float(loss)
+        return loss, parts
+
+    scores = [torch.sigmoid(lg) for _, lg in outs]
+    y = torch.tensor(labels, dtype=torch.float32)
+    S = torch.stack([s.mean() for s in scores]).clamp(1e-6, 1 - 1e-6)
+    l_bce = F.binary_cross_entropy(S, y)
+    parts["bce"] = float(l_bce)
+    loss = l_bce
+
+    bad = [i for i, l in enumerate(labels) if l == 1]
+    good = [i for i, l in enumerate(labels) if l == 0]
+    hn = [F.normalize(h, dim=1) for h, _ in outs]
+    # top-k window embeddings (by score) of each trace: their centroid
+    cent = [hn[i][topk_idx(scores[i], k)].mean(0) for i in range(len(outs))]
+    topk_mean = [scores[i][topk_idx(scores[i], k)].mean() for i in range(len(outs))]
+    if bad and good:
+        sep = [F.relu(margin_sep - (cent[i] - cent[j]).norm()) for i in bad for j in good]
+        l_sep = torch.stack(sep).mean()
+        rank = [F.relu(margin_rank - (topk_mean[i] - topk_mean[j])) for i in bad for j in good]
+        l_rank = torch.stack(rank).mean()
+        loss = loss + w["sep"] * l_sep + w["rank"] * l_rank
+        parts["sep"] = float(l_sep)
+        parts["rank"] = float(l_rank)
+    if good:
+        g = torch.cat([hn[j] for j in good], 0)
+        mu = g.mean(0, keepdim=True)
+        l_clu = ((g - mu) ** 2).sum(1).mean()
+        loss = loss + w["clu"] * l_clu
+        parts["clu"] = float(l_clu)
+    sm = [((s[1:] - s[:-1]) ** 2).mean() for s in scores if s.shape[0] > 1]
+    if sm:
+        l_sm = torch.stack(sm).mean()
+        loss = loss + w["smooth"] * l_sm
+        parts["smooth"] = float(l_sm)
+    return loss, parts
+
+
+@torch.no_grad()
+def predict(model, traces):
+    model.eval()
+    out = []
+    for t in traces:
+        out.append(model(*t.inputs).numpy())
+    return out
+
+
+def evaluate(model, traces, train_tasks):
+    scores = predict(model, traces)
+    res = {}
+    groups = {"train": [], "val": [], "test": [], "test_seen": [], "test_unseen": []}
+    for i, t in enumerate(traces):
+        groups.setdefault(t.split, []).append(i)
+        if t.split == "test":
+            groups["test_seen" if t.task in train_tasks else "test_unseen"].append(i)
+    for g, idx in groups.items():
+        if not idx:
+            continue
+        ts = [float(scores[i].mean()) for i in idx]
+        tl = [traces[i].label for i in idx]
+        ws, wl = [], []
+        for i in idx:
+            if traces[i].window_label is not None:
+                ws.append(scores[i])
+                wl.append(traces[i].window_label.numpy())
+        r = {"traces": len(idx), "bad": int(sum(tl)), "trace_auc": auc(ts, tl)}
+        if ws:
+            ws, wl = np.concatenate(ws), np.concatenate(wl)
+            r.update(windows=int(len(wl)), pos_windows=int(wl.sum()), window_auc=auc(ws, wl))
+            # window AUC within bad traces only (localization inside a trace known to be bad)
+            bi = [i for i in idx if traces[i].label == 1 and traces[i].window_label is not None]
+            if bi:
+                r["window_auc_bad_traces"] = auc(np.concatenate([scores[i] for i in bi]),
+                                                 np.concatenate([traces[i].window_label.numpy() for i in bi]))
+        res[g] = r
+    return res, scores
+
+
+def fmt(res):
+    keys = ["train", "val", "test", "test_seen", "test_unseen"]
+    out = []
+    for g in keys:
+        if g in res:
+            r = res[g]
+            out.append(f"{g}: n={r['traces']} tAUC={r['trace_auc']:.3f} wAUC={r.get('window_auc', float('nan')):.3f}")
+    return " | ".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--features", required=True, help="folder `ttap features DATASET -o` wrote")
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--out-dir", default="/tmp/ttap-train")
+    ap.add_argument("--mode", choices=["weak", "window"], default="weak")
+    ap.add_argument("--config", help="JSON overrides of the model config (ablations)")
+    ap.add_argument("--weights", help="JSON overrides of the loss weights " + json.dumps(DEFAULT_WEIGHTS))
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--batch", type=int, default=8, help="traces per optimizer step")
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--wd", type=float, default=1e-2)
+    ap.add_argument("--topk", type=int, default=5)
+    ap.add_argument("--margin-sep", type=float, default=0.5)
+    ap.add_argument("--margin-rank", type=float, default=0.5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--minutes", type=float, default=30.0, help="stop after this much training time")
+    ap.add_argument("--tokenizer", default=os.path.join(os.path.dirname(__file__), "../../models/ttap_names.model"))
+    ap.add_argument("--limit", type=int, help="load only the first N traces (smoke tests)")
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    random.seed(a.seed)
+    np.random.seed(a.seed)
+    torch.manual_seed(a.seed)
+    os.makedirs(a.out_dir, exist_ok=True)
+
+    t0 = time.time()
+    traces = load_features(a.features, a.limit)
+    print(f"loaded {len(traces)} traces in {time.time() - t0:.1f} s", flush=True)
+    train = [t for t in traces if t.split == "train"]
+    val = [t for t in traces if t.split == "val"]
+    train_tasks = sorted({t.task for t in train})
+    if a.mode == "window":
+        train = [t for t in train if t.window_label is not None]
+
+    cfg = dict(DEFAULT_CONFIG)
+    vocab = vocab_rows_from_tokenizer(a.tokenizer)
+    max_id = max(int(t.inputs[0].max()) for t in traces)
+    cfg["vocab"] = max(vocab or 0, max_id + 1)
+    if a.config:
+        cfg.update(json.loads(a.config))
+    cfg["chunk"] = 100  # training: whole trace per step (same results; the chunk is a loop size)
+    weights = dict(DEFAULT_WEIGHTS)
+    if a.weights:
+        weights.update(json.loads(a.weights))
+    model = Detector(cfg)
+    print(f"config {json.dumps(cfg)}; {count_parameters(model)} parameters; tokenizer rows {vocab}, max id {max_id}",
+          flush=True)
+    print(f"train {len(train)} traces ({sum(t.label for t in train)} bad), val {len(val)}; train tasks {train_tasks}",
+          flush=True)
+
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.wd)
+    steps_per_epoch = max(1, math.ceil(len(train) / a.batch))
+    total = steps_per_epoch * a.epochs
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / max(1, steps_per_epoch)) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total))))
+
+    best, best_state, best_epoch, history = -1.0, None, -1, []
+    bad_tr = [t for t in train if t.label == 1]
+    good_tr = [t for t in train if t.label == 0]
+    rng = random.Random(a.seed)
+    t_train = time.time()
+    for epoch in range(a.epochs):
+        model.train()
+        # balanced order: alternate bad and good traces so each batch holds both
+        rng.shuffle(bad_tr)
+        rng.shuffle(good_tr)
+        n = max(len(bad_tr), len(good_tr))
+        order = []
+        for i in range(n):
+            if bad_tr:
+                order.append(bad_tr[i % len(bad_tr)])
+            if good_tr:
+                order.append(good_tr[i % len(good_tr)])
+        order = order[:max(len(train), 2)]
+        agg = {}
+        te = time.time()
+        for b in range(0, len(order), a.batch):
+            batch = order[b:b + a.batch]
+            outs = [model.embed_and_logits(*t.inputs) for t in batch]
+            loss, parts = batch_loss(outs, [t.label for t in batch], [t.window_label for t in batch], a.mode, weights,
+                                     a.topk, a.margin_sep, a.margin_rank)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            for k2, v in parts.items():
+                agg[k2] = agg.get(k2, 0.0) + v * len(batch)
+        res, _ = evaluate(model, train + val if a.mode == "window" else [t for t in traces if t.split in ("train", "val")],
+                          train_tasks)
+        v = res.get("val", {})
+        crit = v.get("window_auc" if a.mode == "window" else "trace_auc", float("nan"))
+        if math.isnan(crit):
+            crit = float(epoch) * 1e-9  # no val AUC (one class only): the last epoch wins
+        tr_parts = {k2: round(v2 / max(1, len(order)), 4) for k2, v2 in agg.items()}
+        history.append(dict(epoch=epoch, seconds=round(time.time() - te, 1), loss_parts=tr_parts, metrics=res))
+        print(f"epoch {epoch} {time.time() - te:.0f}s loss {tr_parts} | {fmt(res)}", flush=True)
+        if crit > best:
+            best, best_epoch = crit, epoch
+            best_state = {k2: v2.detach().clone() for k2, v2 in model.state_dict().items()}
+        if (time.time() - t_train) / 60.0 > a.minutes:
+            print(f"time budget of {a.minutes} min reached", flush=True)
+            break
+    train_seconds = time.time() - t_train
+    model.load_state_dict(best_state)
+    final, _ = evaluate(model, traces, train_tasks)
+    print(f"selected epoch {best_epoch} (val {'window' if a.mode == 'window' else 'trace'} AUC {best:.3f})")
+    print("final: " + fmt(final))
+    export_cfg = dict(cfg)
+    export_cfg["chunk"] = DEFAULT_CONFIG["chunk"]
+    ck = os.path.join(a.out_dir, a.name + ".pt")
+    torch.save({"config": export_cfg, "state_dict": model.state_dict(), "mode": a.mode, "weights": weights,
+                "args": vars(a)}, ck)
+    summary = dict(name=a.name, mode=a.mode, argv=sys.argv, config=export_cfg, weights=weights,
+                   topk=a.topk, margin_sep=a.margin_sep, margin_rank=a.margin_rank, seed=a.seed,
+                   parameters=count_parameters(model), train_tasks=train_tasks, selected_epoch=best_epoch,
+                   train_seconds=round(train_seconds, 1), torch=torch.__version__, metrics=final, history=history,
+                   features=os.path.abspath(a.features), checkpoint=ck)
+    with open(os.path.join(a.out_dir, a.name + ".json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(f"wrote {ck} and {os.path.join(a.out_dir, a.name + '.json')} ({train_seconds:.0f} s of training)")
+
+
+if __name__ == "__main__":
+    main()
