@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--E", type=int, default=128)
     ap.add_argument("--U", type=int, default=400, help="distinct names")
     ap.add_argument("--fill", type=float, default=1.0, help="share of event slots that hold an event")
+    ap.add_argument("--trace-features", help="a folder `ttap features` wrote for one trace: time on its arrays")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
@@ -40,7 +41,13 @@ def main():
         print(f"parameters: {count_parameters(det)}", flush=True)
         m = torch.jit.script(det)
     m.eval()
-    x = random_inputs(a.W, a.E, a.U, vocab=vocab, fill=a.fill)
+    if a.trace_features:
+        from data import load_trace_dir, to_inputs
+        x = to_inputs(load_trace_dir(a.trace_features))
+        a.W, a.E = x[1].shape[0], x[1].shape[1]
+        a.fill = float(x[6].float().mean())
+    else:
+        x = random_inputs(a.W, a.E, a.U, vocab=vocab, fill=a.fill)
     times = []
     with torch.inference_mode():
         for _ in range(3):
@@ -52,7 +59,7 @@ def main():
     times.sort()
     med = times[len(times) // 2]
     p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, W={a.W} E={a.E} fill={a.fill}: "
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, W={a.W} E={a.E} fill={a.fill:.2f}: "
           f"median {med:.1f} ms, p90 {p90:.1f} ms, min {times[0]:.1f} ms over {a.reps} runs; "
           f"output {tuple(y.shape)} {y.dtype}")
 

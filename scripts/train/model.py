@@ -177,10 +177,16 @@ class Detector(nn.Module):
         names = self.encode_names(name_tokens)                  # [U, d] (unused without names)
         W = event_kind.shape[0]
         outs: List[torch.Tensor] = []
+        # slots past a chunk's last real event are padding: cut them (exact, and real traces
+        # fill only a fraction of the 128 slots)
+        E = event_kind.shape[1]
+        slot = torch.arange(1, E + 1, dtype=torch.int64).unsqueeze(0)
+        used = (event_mask.to(torch.int64) * slot).max(1).values            # [W] last slot + 1
         for s in range(0, W, self.chunk):
             e = min(W, s + self.chunk)
-            outs.append(self.encode_chunk(names, event_name[s:e], event_kind[s:e], event_opcat[s:e],
-                                          event_track[s:e], event_numeric[s:e], event_mask[s:e]))
+            n = max(1, int(used[s:e].max()))
+            outs.append(self.encode_chunk(names, event_name[s:e, :n], event_kind[s:e, :n], event_opcat[s:e, :n],
+                                          event_track[s:e, :n], event_numeric[s:e, :n], event_mask[s:e, :n]))
         return torch.cat(outs, 0)
 
     def encode_chunk(self, names: torch.Tensor, event_name: torch.Tensor, event_kind: torch.Tensor,
