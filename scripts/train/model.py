@@ -40,6 +40,7 @@ DEFAULT_CONFIG: Dict[str, int] = dict(
     ffn=128,           # window transformer feed-forward size
     D=128,             # window embedding size
     w2w_heads=4,       # heads of the window-to-window attention
+    dropout=10,        # dropout in percent on event and window embeddings (training only)
     chunk=1,           # windows encoded per step of the event stage (1: fastest on one core)
     use_names=1,       # ablation: 0 = no name encoder
     use_window_tf=1,   # ablation: 0 = window embedding is the mean of event embeddings
@@ -98,6 +99,7 @@ class Detector(nn.Module):
         self.vocab = int(c["vocab"])
         self.d = d
         self.chunk = int(c["chunk"])
+        self.p_drop = float(c["dropout"]) / 100.0
         self.use_names = bool(c["use_names"])
         self.use_window_tf = bool(c["use_window_tf"])
         self.use_w2w = bool(c["use_w2w"])
@@ -160,7 +162,7 @@ class Detector(nn.Module):
         if self.use_names:
             idx = event_name.clamp(0, names.shape[0] - 1).reshape(-1)
             x = x + names.index_select(0, idx).reshape(W, E, self.d)
-        return self.event_norm(x)
+        return F.dropout(self.event_norm(x), self.p_drop, self.training)
 
     # -- stage 2 -----------------------------------------------------------------------
     def positional(self, event_track: torch.Tensor, event_numeric: torch.Tensor) -> torch.Tensor:
@@ -207,7 +209,7 @@ class Detector(nn.Module):
         count = mf.sum(1)                                       # [w, 1]
         pooled = (x * mf).sum(1) / count.clamp(min=1.0)         # [w, d]
         feat = torch.cat([pooled, torch.log1p(count) / 5.0], dim=1)
-        return self.window_norm(self.pool_proj(feat))
+        return F.dropout(self.window_norm(self.pool_proj(feat)), self.p_drop, self.training)
 
     # -- stage 3 -----------------------------------------------------------------------
     def window_logits(self, h: torch.Tensor) -> torch.Tensor:
