@@ -1,0 +1,174 @@
+// Collectives against compute: comm_not_overlapped (communication with no compute
+// running) and comm_blocks_compute (compute held back until a collective finishes).
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// comm_not_overlapped: exposed communication as a share of the range; 5% fires, 40% is
+// certain; and at least kMinExposed in absolute terms.
+constexpr double kExposedFireShare = 0.05;
+constexpr double kExposedStrongShare = 0.40;
+constexpr int64_t kMinExposed = 100'000;
+// comm_blocks_compute: compute-stream time lost waiting on collectives, same scale.
+constexpr double kBlockedFireShare = 0.05;
+constexpr double kBlockedStrongShare = 0.40;
+constexpr int64_t kMinBlocked = 100'000;
+// A compute kernel that starts within this (plus the idle-queue launch latency) of a
+// collective's end, though launched earlier, was waiting for it.
+constexpr int64_t kResumeSlack = 20'000;
+
+// The op that launched a GPU event, or the kernel name when no op did.
+std::string comm_op(const RuleIndex& ix, EventId g) {
+  const EventId op = ix.tree.owner_op(g);
+  return op == kNoEvent ? short_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
+}
+
+std::string top_text(const std::map<std::string, int64_t>& m) {
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (auto& [k, ns] : m) v.emplace_back(ns, k);
+  std::sort(v.rbegin(), v.rend());
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 2; ++i) s += fmt::format("{}{} {}", i ? ", " : "", v[i].second, dur_text(v[i].first));
+  return s;
+}
+
+bool ddp_trace(const Trace& t) { return t.strings.find("DistributedDataParallel.forward") != kNoString; }
+
+}  // namespace
+
+void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  if (ix.comm.empty()) return;
+  int64_t exposed = 0;
+  for (auto [b, e] : ix.comm) {
+    if (e <= begin || b >= end) continue;
+    for (auto iv : uncovered(ix.compute, std::max(b, begin), std::min(e, end))) exposed += iv.second - iv.first;
+  }
+  const double range = static_cast<double>(end - begin);
+  if (exposed < kMinExposed || static_cast<double>(exposed) / range < kExposedFireShare) return;
+  RuleFinding f;
+  f.id = "comm_not_overlapped";
+  f.confidence = confidence_between(static_cast<double>(exposed) / range, kExposedFireShare, kExposedStrongShare);
+  f.cost = exposed;
+  std::map<std::string, int64_t> by_kernel, by_op;
+  // Collectives overlapping the range, most exposed first.
+  std::vector<std::pair<int64_t, EventId>> kernels;
+  auto [lo, hi] = ix.gpu_range(begin, end);
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[i];
+    if (!ix.on_primary(g) || !ix.has(g, kCommKernel)) continue;
+    const int64_t ex = total_length(uncovered(ix.compute, t.ts[g], std::min(t.end(g), end)));
+    kernels.emplace_back(ex, g);
+    by_kernel[short_kernel_name(t.name_of(g))] += ex;
+    by_op[comm_op(ix, g)] += ex;
+  }
+  std::stable_sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (auto& [ex, g] : kernels) f.events.push_back(g);
+  f.begin = begin;
+  f.end = end;
+  if (!f.events.empty()) {
+    f.begin = t.ts[f.events.front()];
+    f.end = f.begin;
+    for (EventId g : f.events) f.begin = std::min(f.begin, t.ts[g]), f.end = std::max(f.end, t.end(g));
+  }
+  f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
+                                   "kernel running",
+                                   dur_text(covered(ix.comm, begin, end)), dur_text(exposed),
+                                   pct_text(static_cast<double>(exposed) / range)));
+  if (!by_kernel.empty()) f.evidence.push_back("exposed: " + top_text(by_kernel) + "; issued by " + top_text(by_op));
+  f.locations = user_locations(ix, f.events);
+  const std::string what = by_op.empty() ? std::string("the collectives") : top_text(by_op).substr(0, top_text(by_op).find(' '));
+  f.fix = ddp_trace(t)
+              ? fmt::format("let DDP overlap {} with the backward: lower bucket_cap_mb so the first buckets are reduced "
+                            "while later layers still compute, keep find_unused_parameters=False, and avoid work that "
+                            "forces a wait before backward ends",
+                            what)
+              : fmt::format("overlap {} with compute: issue it asynchronously (async_op=True) as soon as its input is "
+                            "ready and wait only where the result is used; with FSDP enable forward/backward prefetch",
+                            what);
+  out.findings.push_back(std::move(f));
+}
+
+void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  if (ix.comm.empty() || ix.compute_stream < 0) return;
+  int64_t on_compute = 0, waited = 0;
+  size_t waits = 0;
+  RuleFinding f;
+  std::map<std::string, int64_t> by_comm;
+  EventId example_comm = kNoEvent, example_waiter = kNoEvent;
+  int64_t example_ns = 0;
+  int64_t comm_stream = -1;
+  auto [lo, hi] = ix.gpu_range(begin, end);
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[i];
+    if (!ix.on_primary(g) || !ix.has(g, kCommKernel)) continue;
+    const int64_t gb = t.ts[g], ge = t.end(g);
+    if (t.track_of(g).stream == ix.compute_stream) {  // the collective occupies the compute stream itself
+      on_compute += t.dur[g];
+      by_comm[comm_op(ix, g)] += t.dur[g];
+      f.events.push_back(g);
+      continue;
+    }
+    // The compute stream idles during the collective, and its next kernel, launched before
+    // the collective ended, starts right when it ends: it was made to wait for it.
+    const int64_t idle = (ge - gb) - covered(ix.compute_stream_busy, gb, ge);
+    if (idle * 2 < ge - gb) continue;
+    auto [k, kend] = ix.gpu_range(ge - kResumeSlack, ge + kResumeSlack + ix.launch_latency);
+    for (; k < kend; ++k) {
+      const EventId c = ix.gpu[k];
+      const EventId l = ix.tree.launcher(c);
+      if (t.track_of(c).stream != ix.compute_stream || t.track_of(c).device != ix.device || l == kNoEvent) continue;
+      if (t.category[c] != Category::Kernel || ix.has(c, kCommKernel)) continue;
+      if (t.ts[l] + ix.launch_latency + kResumeSlack < ge && t.ts[c] >= ge - kResumeSlack) {
+        waited += idle;
+        ++waits;
+        comm_stream = t.track_of(g).stream;
+        by_comm[comm_op(ix, g)] += idle;
+        f.events.push_back(g);
+        f.events.push_back(c);
+        if (idle > example_ns) example_ns = idle, example_comm = g, example_waiter = c;
+      }
+      break;
+    }
+  }
+  const int64_t blocked = on_compute + waited;
+  const double range = static_cast<double>(end - begin);
+  if (blocked < kMinBlocked || static_cast<double>(blocked) / range < kBlockedFireShare) return;
+  f.id = "comm_blocks_compute";
+  f.confidence = confidence_between(static_cast<double>(blocked) / range, kBlockedFireShare, kBlockedStrongShare);
+  f.cost = blocked;
+  f.begin = t.ts[f.events.front()];
+  f.end = f.begin;
+  for (EventId g : f.events) f.begin = std::min(f.begin, t.ts[g]), f.end = std::max(f.end, t.end(g));
+  if (on_compute > 0)
+    f.evidence.push_back(fmt::format("collectives run {} on compute stream {} itself", dur_text(on_compute),
+                                     ix.compute_stream));
+  if (waits > 0) {
+    f.evidence.push_back(fmt::format("compute stream {} idles {} in {} waits on collectives on stream {}: kernels "
+                                     "already launched start only when the collective ends",
+                                     ix.compute_stream, dur_text(waited), waits, comm_stream));
+    f.evidence.push_back(fmt::format("e.g. {} ({}) held {} by {} ({})", comm_op(ix, example_waiter),
+                                     dur_text(t.dur[example_waiter]), dur_text(example_ns),
+                                     short_kernel_name(t.name_of(example_comm)), dur_text(t.dur[example_comm])));
+  }
+  f.evidence.push_back("collectives: " + top_text(by_comm));
+  f.locations = user_locations(ix, f.events);
+  f.fix = on_compute > 0
+              ? "run collectives on their own stream (the process group's NCCL stream, not torch.cuda.current_stream()) "
+                "so compute can proceed while they transfer"
+              : fmt::format("wait late: issue {} with async_op=True and call work.wait() only right before its result "
+                            "is needed, so independent compute is not queued behind it{}",
+                            top_text(by_comm).substr(0, top_text(by_comm).find(' ')),
+                            ddp_trace(t) ? "; for DDP, do not synchronize on gradients before the optimizer needs them"
+                                         : "");
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace ttap::rules

@@ -1,0 +1,78 @@
+// RuleEngine: runs every detector over a range, orders the findings, and scores ranges.
+#include <algorithm>
+#include <array>
+
+#include "rule_index.hpp"
+
+namespace ttap {
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::info: return "info";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "warning";
+}
+
+namespace {
+
+// In catalog order; gpu_idle last, since it reports only the idle time the others left
+// unexplained.
+constexpr std::array<rules::Detector, 20> kDetectors = {
+    rules::detect_host_sync,           rules::detect_pageable_memcpy,     rules::detect_small_transfers,
+    rules::detect_offload_pingpong,    rules::detect_dataloader_stall,    rules::detect_cpu_bound_step,
+    rules::detect_launch_bound,        rules::detect_optimizer_single_tensor, rules::detect_grad_not_set_to_none,
+    rules::detect_unfused_elementwise, rules::detect_fp32_no_tensor_cores, rules::detect_layout_conversion,
+    rules::detect_cast_churn,          rules::detect_alloc_churn,         rules::detect_redundant_copy,
+    rules::detect_low_occupancy,       rules::detect_comm_not_overlapped, rules::detect_comm_blocks_compute,
+    rules::detect_graph_breaks,        rules::detect_gpu_idle};
+
+// Severity from the share of the range the finding costs: a quarter or more of the time is
+// an error worth fixing first, a twentieth a warning, less is information.
+constexpr double kErrorShare = 0.25;
+constexpr double kWarningShare = 0.05;
+
+}  // namespace
+
+struct RuleEngine::Impl {
+  Impl(const Trace& t, const EventTree& tree) : index(t, tree) {}
+  rules::RuleIndex index;
+};
+
+RuleEngine::RuleEngine(const Trace& trace, const EventTree& tree) : impl_(std::make_unique<Impl>(trace, tree)) {}
+RuleEngine::~RuleEngine() = default;
+RuleEngine::RuleEngine(RuleEngine&&) noexcept = default;
+
+std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
+  if (end <= begin) return {};
+  rules::DetectorOutput out;
+  for (rules::Detector d : kDetectors) {
+    if (d == rules::detect_gpu_idle) out.explained_idle = merge_intervals(std::move(out.explained_idle));
+    d(impl_->index, begin, end, out);
+  }
+  const double span = static_cast<double>(end - begin);
+  for (RuleFinding& f : out.findings) {
+    f.confidence = std::clamp(f.confidence, 0.0, 1.0);
+    const double share = static_cast<double>(f.cost) / span;
+    f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+  }
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const RuleFinding& a, const RuleFinding& b) {
+    if (a.confidence != b.confidence) return a.confidence > b.confidence;
+    return a.cost > b.cost;
+  });
+  return std::move(out.findings);
+}
+
+std::vector<double> RuleEngine::scores(const std::vector<std::pair<int64_t, int64_t>>& ranges) const {
+  std::vector<double> s;
+  s.reserve(ranges.size());
+  for (auto [b, e] : ranges) {
+    double best = 0;
+    for (const RuleFinding& f : detect(b, e)) best = std::max(best, f.confidence);
+    s.push_back(best);
+  }
+  return s;
+}
+
+}  // namespace ttap

@@ -1,0 +1,304 @@
+// The GPU waiting on the host: dataloader_stall, cpu_bound_step, launch_bound, and
+// gpu_idle for the idle time no specific id explains.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// An idle gap at least this long is a stall the host caused (one launch takes ~5-20 us;
+// a gap of 200 us is ten launches' worth); shorter gaps are launch_bound's.
+constexpr int64_t kLongGap = 200'000;
+// dataloader_stall: GPU idle inside DataLoader __next__ as a share of the range; 5% fires,
+// 50% is certain; below kMinStall in absolute terms it does not fire at all.
+constexpr double kStallFireShare = 0.05;
+constexpr double kStallStrongShare = 0.50;
+constexpr int64_t kMinStall = 500'000;
+// cpu_bound_step: idle time in long gaps that the main thread spends in CPU work; the work
+// must cover at least half of a gap to be its cause. 5% of the range fires, 50% is certain.
+constexpr double kCpuCoverShare = 0.5;
+constexpr double kCpuFireShare = 0.05;
+constexpr double kCpuStrongShare = 0.50;
+// launch_bound: at least this many kernels in the range; GPU idle in short gaps that end as
+// soon as the next launch arrives, as a share of the range: 15% fires, 50% is certain.
+constexpr size_t kMinKernels = 32;
+constexpr double kStarvedFireShare = 0.15;
+constexpr double kStarvedStrongShare = 0.50;
+// A kernel that starts within this of its launch (beyond the idle-queue latency) found the
+// queue empty: the GPU was waiting for it.
+constexpr int64_t kEmptyQueueSlack = 10'000;
+// gpu_idle: unexplained idle in long gaps; 10% of the range fires, 60% is as sure as a
+// catch-all gets (its confidence tops out at kIdleMaxConfidence).
+constexpr double kIdleFireShare = 0.10;
+constexpr double kIdleStrongShare = 0.60;
+constexpr double kIdleMaxConfidence = 0.7;
+
+// The deepest event under `top` that still covers at least half of [b, e).
+EventId culprit(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
+  const int64_t need = (e - b) / 2;
+  EventId cur = top;
+  for (;;) {
+    EventId next = kNoEvent;
+    int64_t best = need;
+    for (EventId ch : ix.tree.children(cur)) {
+      if (is_gpu_activity(ix.t.category[ch])) continue;
+      const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
+      if (o >= best) best = o, next = ch;
+    }
+    if (next == kNoEvent) return cur;
+    cur = next;
+  }
+}
+
+std::string step_share_text(const RuleIndex& ix, int64_t ns) {
+  if (ix.median_step <= 0) return "";
+  return fmt::format(", {} of a {} step", pct_text(static_cast<double>(ns) / static_cast<double>(ix.median_step)),
+                     dur_text(ix.median_step));
+}
+
+}  // namespace
+
+void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  RuleFinding f;
+  int64_t idle = 0, span_time = 0;
+  std::vector<Interval> ivs;
+  bool single = false;
+  ix.dataloader.each_overlapping(t, begin, end, [&](EventId d) {
+    const int64_t b = std::max(begin, t.ts[d]), e = std::min(end, t.end(d));
+    int64_t here = 0;
+    for (auto iv : ix.idle_gaps(b, e)) here += iv.second - iv.first, ivs.push_back(iv);
+    if (here == 0) return;
+    idle += here;
+    span_time += e - b;
+    single = single || t.name_of(d).find("SingleProcess") != std::string_view::npos;
+    f.events.push_back(d);
+  });
+  const double range = static_cast<double>(end - begin);
+  if (idle < kMinStall || static_cast<double>(idle) / range < kStallFireShare) return;
+  f.id = "dataloader_stall";
+  f.confidence = confidence_between(static_cast<double>(idle) / range, kStallFireShare, kStallStrongShare);
+  f.cost = idle;
+  f.begin = std::max(begin, t.ts[f.events.front()]);
+  f.end = std::min(end, t.end(f.events.back()));
+  const EventId top = f.events.front();
+  f.evidence.push_back(fmt::format("{} {} in all ({} in the range); GPU idle {} during it ({} of the range{})",
+                                   t.name_of(top), dur_text(t.dur[top]), dur_text(span_time), dur_text(idle),
+                                   pct_text(static_cast<double>(idle) / range), step_share_text(ix, idle)));
+  // Where the loader's time goes: its heaviest direct children by name.
+  std::map<std::string, int64_t> by_child;
+  for (EventId d : f.events)
+    for (EventId ch : ix.tree.children(d)) by_child[std::string(t.name_of(ch))] += t.dur[ch];
+  std::vector<std::pair<int64_t, std::string>> heavy;
+  for (auto& [n, ns] : by_child) heavy.emplace_back(ns, n);
+  std::sort(heavy.rbegin(), heavy.rend());
+  std::string parts;
+  for (size_t i = 0; i < heavy.size() && i < 3; ++i)
+    parts += fmt::format("{}{} {}", i ? ", " : "", heavy[i].second, dur_text(heavy[i].first));
+  if (!parts.empty()) f.evidence.push_back("inside the loader: " + parts);
+  if (single) f.evidence.push_back("_SingleProcessDataLoaderIter: the batch is made on the training thread (num_workers=0)");
+  f.locations = user_locations(ix, f.events);
+  f.fix = single ? fmt::format("DataLoader(num_workers>0 (e.g. 4-8), pin_memory=True, persistent_workers=True) so "
+                               "batches are prepared while the GPU trains{}",
+                               heavy.empty() ? "" : fmt::format("; {} is the heaviest loader work", heavy[0].second))
+                 : fmt::format("the workers do not keep up: raise num_workers and prefetch_factor, make per-sample work "
+                               "cheaper{}, or move augmentation to the GPU",
+                               heavy.empty() ? "" : fmt::format(" ({} dominates)", heavy[0].second));
+  out.explained_idle.insert(out.explained_idle.end(), ivs.begin(), ivs.end());
+  out.findings.push_back(std::move(f));
+}
+
+void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  const std::vector<Interval> explained = merge_intervals(out.explained_idle);
+  std::vector<Interval> pieces;
+  for (auto gap : ix.idle_gaps(begin, end)) {
+    if (gap.second - gap.first < kLongGap) continue;
+    for (auto p : uncovered(explained, gap.first, gap.second))
+      if (p.second - p.first >= kLongGap) pieces.push_back(p);
+  }
+  if (pieces.empty()) return;
+  RuleFinding f;
+  int64_t idle = 0;
+  std::map<std::string, int64_t> by_culprit;
+  std::vector<Interval> used;
+  EventId worst = kNoEvent;
+  int64_t worst_ns = 0;
+  for (auto [b, e] : pieces) {
+    int64_t cover = 0, best = 0;
+    EventId top = kNoEvent;
+    ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
+      const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
+      cover += o;
+      if (o > best) best = o, top = ev;
+    });
+    if (top == kNoEvent || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
+    const EventId c = culprit(ix, top, b, e);
+    idle += e - b;
+    used.emplace_back(b, e);
+    by_culprit[std::string(t.name_of(c))] += e - b;
+    if (e - b > worst_ns) worst_ns = e - b, worst = c;
+    f.events.push_back(c);
+  }
+  const double range = static_cast<double>(end - begin);
+  if (f.events.empty() || static_cast<double>(idle) / range < kCpuFireShare) return;
+  f.id = "cpu_bound_step";
+  f.confidence = confidence_between(static_cast<double>(idle) / range, kCpuFireShare, kCpuStrongShare);
+  f.cost = idle;
+  f.begin = used.front().first;
+  f.end = used.back().second;
+  std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return a == worst && b != worst; });
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} gaps of at least {} while the main thread runs "
+                                   "CPU work that launches nothing",
+                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), used.size(),
+                                   dur_text(kLongGap)));
+  std::vector<std::pair<int64_t, std::string>> by;
+  for (auto& [n, ns] : by_culprit) by.emplace_back(ns, n);
+  std::sort(by.rbegin(), by.rend());
+  for (size_t i = 0; i < by.size() && i < 3; ++i)
+    f.evidence.push_back(fmt::format("{} of that idle inside {}", dur_text(by[i].first), by[i].second));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("move {}{} off the step path (into DataLoader workers or a background thread) or onto the GPU; "
+                      "avoid numpy/Python work per step",
+                      by.front().second,
+                      f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line));
+  out.explained_idle.insert(out.explained_idle.end(), used.begin(), used.end());
+  out.findings.push_back(std::move(f));
+}
+
+void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  auto [lo, hi] = ix.gpu_range(begin, end);
+  size_t kernels = 0, short_kernels = 0;
+  int64_t call_time = 0, kernel_time = 0;
+  std::map<std::string, int64_t> short_by_op;
+  std::vector<int64_t> durs;
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[i];
+    if (t.category[g] != Category::Kernel || !ix.on_primary(g) || ix.has(g, kCommKernel)) continue;
+    ++kernels;
+    kernel_time += t.dur[g];
+    durs.push_back(t.dur[g]);
+    const EventId l = ix.tree.launcher(g);
+    if (l == kNoEvent) continue;
+    call_time += t.dur[l];
+    if (t.dur[g] < t.dur[l]) {
+      ++short_kernels;
+      const EventId op = ix.tree.owner_op(g);
+      short_by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += 1;
+    }
+  }
+  if (kernels < kMinKernels) return;
+  // Short gaps that end when a freshly launched kernel arrives: the GPU waited on the CPU.
+  int64_t starved = 0;
+  size_t starved_gaps = 0;
+  std::vector<Interval> ivs;
+  std::vector<EventId> events;
+  for (auto [b, e] : ix.idle_gaps(begin, end)) {
+    if (e - b >= kLongGap || e >= end) continue;
+    auto [k, kend] = ix.gpu_range(e, e + 1);
+    for (; k < kend; ++k) {
+      const EventId g = ix.gpu[k];
+      const EventId l = ix.tree.launcher(g);
+      if (!ix.on_primary(g) || l == kNoEvent) continue;
+      if (t.ts[g] - t.ts[l] <= ix.launch_latency + kEmptyQueueSlack) {
+        starved += e - b;
+        ++starved_gaps;
+        ivs.emplace_back(b, e);
+        if (events.size() < 256) events.push_back(g);
+      }
+      break;
+    }
+  }
+  const double range = static_cast<double>(end - begin);
+  const double share = static_cast<double>(starved) / range;
+  if (share < kStarvedFireShare) return;
+  RuleFinding f;
+  f.id = "launch_bound";
+  f.confidence = confidence_between(share, kStarvedFireShare, kStarvedStrongShare);
+  f.cost = starved;
+  f.begin = ivs.front().first;
+  f.end = ivs.back().second;
+  f.events = std::move(events);
+  std::nth_element(durs.begin(), durs.begin() + static_cast<std::ptrdiff_t>(durs.size() / 2), durs.end());
+  f.evidence.push_back(fmt::format("{} kernels in the range, {} ({}) shorter than their launch call (mean call {}); "
+                                   "median kernel {}, {:.1f} launches per ms",
+                                   kernels, short_kernels,
+                                   pct_text(static_cast<double>(short_kernels) / static_cast<double>(kernels)),
+                                   dur_text(call_time / static_cast<int64_t>(kernels)), dur_text(durs[durs.size() / 2]),
+                                   static_cast<double>(kernels) / (range / 1e6)));
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} gaps under {} that end as soon as the next "
+                                   "launch arrives (idle-queue launch latency {})",
+                                   dur_text(starved), pct_text(share), starved_gaps, dur_text(kLongGap),
+                                   dur_text(ix.launch_latency)));
+  std::string top;
+  int64_t top_n = 0;
+  for (auto& [op, n] : short_by_op)
+    if (n > top_n) top_n = n, top = op;
+  if (!top.empty()) f.evidence.push_back(fmt::format("most short kernels come from {} ({})", top, top_n));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("cut per-kernel launch cost: capture the step in a CUDA graph (torch.compile(mode="
+                      "\"reduce-overhead\") or torch.cuda.CUDAGraph), fuse small ops{}, or raise the batch size so "
+                      "each kernel does more work",
+                      top.empty() ? "" : fmt::format(" (starting with the {} {} kernels)", top_n, top));
+  out.explained_idle.insert(out.explained_idle.end(), ivs.begin(), ivs.end());
+  out.findings.push_back(std::move(f));
+}
+
+void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  const std::vector<Interval>& explained = out.explained_idle;  // merged by the engine
+  std::vector<Interval> pieces;
+  int64_t idle = 0;
+  for (auto gap : ix.idle_gaps(begin, end)) {
+    if (gap.second - gap.first < kLongGap) continue;
+    for (auto p : uncovered(explained, gap.first, gap.second))
+      if (p.second - p.first >= kLongGap) pieces.push_back(p), idle += p.second - p.first;
+  }
+  const double range = static_cast<double>(end - begin);
+  if (pieces.empty() || static_cast<double>(idle) / range < kIdleFireShare) return;
+  RuleFinding f;
+  f.id = "gpu_idle";
+  f.confidence = std::min(kIdleMaxConfidence, 0.3 + 0.4 * ramp(static_cast<double>(idle) / range, kIdleFireShare,
+                                                               kIdleStrongShare));
+  f.cost = idle;
+  f.begin = pieces.front().first;
+  f.end = pieces.back().second;
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Interval& a, const Interval& b) { return a.second - a.first > b.second - b.first; });
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} gaps of at least {} that no specific pattern "
+                                   "explains",
+                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), pieces.size(),
+                                   dur_text(kLongGap)));
+  for (size_t i = 0; i < pieces.size() && i < 2; ++i) {
+    auto [b, e] = pieces[i];
+    EventId top = kNoEvent;
+    int64_t best = 0;
+    ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
+      const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
+      if (o > best) best = o, top = ev;
+    });
+    // The GPU event that ends the gap and what launched it: where the host resumed.
+    auto [k, kend] = ix.gpu_range(e, e + 1);
+    const EventId next = k < kend ? ix.gpu[k] : kNoEvent;
+    const EventId op = next == kNoEvent ? kNoEvent : ix.tree.owner_op(next);
+    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: main thread {}; GPU resumes with {}",
+                                     dur_text(e - b), dur_text(b - begin),
+                                     top == kNoEvent ? std::string("shows no profiled work")
+                                                     : fmt::format("in {} for {} of it", t.name_of(top), dur_text(best)),
+                                     next == kNoEvent ? std::string("nothing")
+                                                      : op != kNoEvent ? std::string(t.name_of(op))
+                                                                       : short_kernel_name(t.name_of(next))));
+    if (next != kNoEvent) f.events.push_back(next);
+  }
+  f.locations = user_locations(ix, f.events);
+  f.fix = "look at the CPU side of these gaps (ttap tree around them): unprofiled Python, waits on other processes or "
+          "I/O, or work on another thread; keep the GPU queue fed by launching the next step's work earlier";
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace ttap::rules

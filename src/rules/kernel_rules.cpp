@@ -1,0 +1,333 @@
+// How the GPU's own time is spent: unfused_elementwise, fp32_no_tensor_cores,
+// layout_conversion, cast_churn, low_occupancy.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// unfused_elementwise: runs of at least kMinRun back-to-back elementwise kernels on one
+// stream; their time as a share of kernel time: 10% fires, 40% is certain.
+constexpr size_t kMinRun = 4;
+constexpr double kRunFireShare = 0.10;
+constexpr double kRunStrongShare = 0.40;
+// fp32_no_tensor_cores: FP32 GEMM/conv on CUDA cores as a share of kernel time: 5% fires,
+// 40% is certain. Tensor cores run such math at least this much faster in practice (the
+// datasheet ratio is 8-16x; memory-bound layers get far less), so the cost is the time
+// beyond 1/kTensorCoreSpeedup of it.
+constexpr double kFp32FireShare = 0.05;
+constexpr double kFp32StrongShare = 0.40;
+constexpr double kTensorCoreSpeedup = 2.0;
+// layout_conversion: at least kMinConversions kernels, taking 5% (fires) to 30% (certain)
+// of the convolution time they wrap.
+constexpr size_t kMinConversions = 3;
+constexpr double kLayoutFireShare = 0.05;
+constexpr double kLayoutStrongShare = 0.30;
+// cast_churn: at least kMinCasts cast kernels in the range, 2% (fires) to 15% (certain) of
+// kernel time.
+constexpr size_t kMinCasts = 16;
+constexpr double kCastFireShare = 0.02;
+constexpr double kCastStrongShare = 0.15;
+// low_occupancy: kernels of at least kMinOccKernel (shorter ones are launch_bound's) with
+// fewer blocks than SMs, as a share of kernel time: 30% fires, 70% is certain.
+constexpr int64_t kMinOccKernel = 20'000;
+constexpr double kOccFireShare = 0.30;
+constexpr double kOccStrongShare = 0.70;
+
+std::string op_name(const RuleIndex& ix, EventId g) {
+  const EventId op = ix.tree.owner_op(g);
+  return op == kNoEvent ? short_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
+}
+
+// Compute kernels of the primary device starting in [b, e), with their positions.
+template <typename F>
+void each_kernel(const RuleIndex& ix, int64_t b, int64_t e, F f) {
+  auto [lo, hi] = ix.gpu_range(b, e);
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[i];
+    if (ix.t.category[g] == Category::Kernel && ix.on_primary(g) && !ix.has(g, kCommKernel)) f(i, g);
+  }
+}
+
+std::string top_by_time(const std::map<std::string, int64_t>& m, size_t n) {
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (auto& [k, ns] : m) v.emplace_back(ns, k);
+  std::sort(v.rbegin(), v.rend());
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < n; ++i) s += fmt::format("{}{} {}", i ? ", " : "", v[i].second, dur_text(v[i].first));
+  return s;
+}
+
+// The k-th quoted string of a JSON list, "" when there are fewer.
+std::string quoted(std::string_view s, int k) {
+  size_t q = s.find('"');
+  for (int i = 0; q != std::string_view::npos; ++i) {
+    const size_t close = s.find('"', q + 1);
+    if (close == std::string_view::npos) return "";
+    if (i == k) return std::string(s.substr(q + 1, close - q - 1));
+    q = s.find('"', close + 1);
+  }
+  return "";
+}
+
+std::string first_type(const Trace& t, EventId op) {
+  const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
+  if (a == nullptr) return "";
+  const std::string_view s = t.strings.view(a->input_types);
+  const size_t q = s.find('"');
+  if (q == std::string_view::npos) return "";
+  return std::string(s.substr(q + 1, s.find('"', q + 1) - q - 1));
+}
+
+void set_span(const Trace& t, RuleFinding& f) {
+  f.begin = t.ts[f.events.front()];
+  f.end = f.begin;
+  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
+}
+
+}  // namespace
+
+void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  std::map<int64_t, std::vector<EventId>> open;  // stream -> current run
+  std::vector<std::vector<EventId>> runs;
+  int64_t kernel_time = 0;
+  auto close = [&](std::vector<EventId>& run) {
+    if (run.size() >= kMinRun) runs.push_back(run);
+    run.clear();
+  };
+  auto [lo, hi] = ix.gpu_range(begin, end);
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[i];
+    if (!ix.on_primary(g)) continue;
+    std::vector<EventId>& run = open[t.track_of(g).stream];
+    const bool elementwise =
+        t.category[g] == Category::Kernel && ix.gpu_cat[i] == OpCategory::elementwise && !ix.gpu_in_optimizer[i];
+    if (t.category[g] == Category::Kernel) kernel_time += t.dur[g];
+    if (elementwise) run.push_back(g);
+    else close(run);
+  }
+  for (auto& [s, run] : open) close(run);
+  if (runs.empty() || kernel_time == 0) return;
+  int64_t run_time = 0, saved = 0;
+  size_t kernels = 0, longest = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    int64_t sum = 0, mx = 0;
+    for (EventId g : runs[r]) sum += t.dur[g], mx = std::max(mx, t.dur[g]);
+    run_time += sum;
+    saved += sum - mx;
+    kernels += runs[r].size();
+    if (runs[r].size() > runs[longest].size()) longest = r;
+  }
+  const double share = static_cast<double>(run_time) / static_cast<double>(kernel_time);
+  if (share < kRunFireShare) return;
+  RuleFinding f;
+  f.id = "unfused_elementwise";
+  f.confidence = confidence_between(share, kRunFireShare, kRunStrongShare);
+  f.cost = saved;
+  const std::vector<EventId>& lr = runs[longest];
+  f.events = lr;
+  for (size_t r = 0; r < runs.size() && f.events.size() < 256; ++r)
+    if (r != longest) f.events.insert(f.events.end(), runs[r].begin(), runs[r].end());
+  set_span(t, f);
+  f.evidence.push_back(fmt::format("{} runs of at least {} back-to-back elementwise kernels ({} kernels, {}), {} of "
+                                   "kernel time in the range",
+                                   runs.size(), kMinRun, kernels, dur_text(run_time), pct_text(share)));
+  std::string chain;
+  for (size_t i = 0; i < lr.size() && i < 6; ++i) chain += fmt::format("{}{}", i ? " -> " : "", op_name(ix, lr[i]));
+  int64_t lr_time = 0;
+  for (EventId g : lr) lr_time += t.dur[g];
+  f.evidence.push_back(fmt::format("longest: {} kernels on stream {} in {}: {}{}", lr.size(), t.track_of(lr[0]).stream,
+                                   dur_text(lr_time), chain, lr.size() > 6 ? " -> ..." : ""));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("fuse the chain {}{} with torch.compile (or a fused kernel: fused norms/activations, fused "
+                      "AdamW); use in-place ops where the chain must stay eager",
+                      chain,
+                      f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line));
+  out.findings.push_back(std::move(f));
+}
+
+void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  // The catalog's name patterns are NVIDIA's; pre-Volta GPUs have no tensor cores.
+  if (ix.amd || (ix.compute_major > 0 && ix.compute_major < 7)) return;
+  int64_t kernel_time = 0, matmul_time = 0, fp32_time = 0;
+  std::map<std::string, int64_t> by_kernel, by_op;
+  RuleFinding f;
+  each_kernel(ix, begin, end, [&](size_t i, EventId g) {
+    kernel_time += t.dur[g];
+    const OpCategory c = ix.gpu_cat[i];
+    if (c != OpCategory::GEMM && c != OpCategory::CONV_fwd && c != OpCategory::CONV_bwd) return;
+    matmul_time += t.dur[g];
+    if (ix.has(g, kTensorCoreKernel)) return;
+    const std::string type = first_type(t, ix.tree.owner_op(g));
+    const std::string_view n = t.name_of(g);
+    const bool fp32 = type.empty() ? (n.find("sgemm") != std::string_view::npos || n.find("scudnn") != std::string_view::npos ||
+                                      n.find("float") != std::string_view::npos || n.find("f32") != std::string_view::npos)
+                                   : type == "float";
+    if (!fp32) return;
+    fp32_time += t.dur[g];
+    by_kernel[short_kernel_name(n)] += t.dur[g];
+    by_op[op_name(ix, g)] += t.dur[g];
+    f.events.push_back(g);
+  });
+  if (kernel_time == 0 || f.events.empty()) return;
+  const double share = static_cast<double>(fp32_time) / static_cast<double>(kernel_time);
+  if (share < kFp32FireShare) return;
+  f.id = "fp32_no_tensor_cores";
+  f.confidence = confidence_between(share, kFp32FireShare, kFp32StrongShare);
+  if (ix.compute_major == 0) f.confidence *= 0.8;  // no deviceProperties: Volta or newer assumed
+  f.cost = static_cast<int64_t>(static_cast<double>(fp32_time) * (1.0 - 1.0 / kTensorCoreSpeedup));
+  std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
+  if (f.events.size() > 256) f.events.resize(256);
+  set_span(t, f);
+  const DeviceProperties* dp = t.device(ix.device);
+  f.evidence.push_back(fmt::format("{} of kernel time ({} of {} GEMM/conv time) is FP32 math without tensor cores{}",
+                                   pct_text(share), dur_text(fp32_time), dur_text(matmul_time),
+                                   dp ? fmt::format(" on {} (sm_{}{})", dp->name, dp->compute_major, dp->compute_minor)
+                                      : std::string("")));
+  f.evidence.push_back("kernels: " + top_by_time(by_kernel, 3));
+  f.evidence.push_back("ops: " + top_by_time(by_op, 3));
+  f.locations = user_locations(ix, f.events);
+  const bool ampere = ix.compute_major >= 8;
+  f.fix = fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
+                      "{}",
+                      top_by_time(by_op, 1).substr(0, top_by_time(by_op, 1).rfind(' ')), ampere ? "bfloat16" : "float16",
+                      ampere ? "" : " with a torch.cuda.amp.GradScaler",
+                      ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
+                               "torch.backends.cudnn.allow_tf32 = True)"
+                             : "");
+  out.findings.push_back(std::move(f));
+}
+
+void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  int64_t conv_time = 0, conv_kernels = 0, layout_time = 0;
+  std::map<std::string, int64_t> by_op, by_kernel;
+  RuleFinding f;
+  each_kernel(ix, begin, end, [&](size_t i, EventId g) {
+    if (ix.has(g, kLayoutKernel)) {
+      layout_time += t.dur[g];
+      by_op[op_name(ix, g)] += t.dur[g];
+      by_kernel[short_kernel_name(t.name_of(g))] += t.dur[g];
+      f.events.push_back(g);
+    } else if (ix.gpu_cat[i] == OpCategory::CONV_fwd || ix.gpu_cat[i] == OpCategory::CONV_bwd) {
+      conv_time += t.dur[g];
+      ++conv_kernels;
+    }
+  });
+  if (f.events.size() < kMinConversions || conv_time == 0) return;
+  const double share = static_cast<double>(layout_time) / static_cast<double>(conv_time + layout_time);
+  if (share < kLayoutFireShare) return;
+  f.id = "layout_conversion";
+  f.confidence = confidence_between(share, kLayoutFireShare, kLayoutStrongShare);
+  f.cost = layout_time;
+  set_span(t, f);
+  f.evidence.push_back(fmt::format("{} memory-format conversion kernels take {}, {} of the time of the convolutions "
+                                   "they wrap ({} kernels, {})",
+                                   f.events.size(), dur_text(layout_time), pct_text(share), conv_kernels,
+                                   dur_text(conv_time)));
+  f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + "; under " + top_by_time(by_op, 2));
+  f.locations = user_locations(ix, f.events);
+  f.fix = "convert once: model.to(memory_format=torch.channels_last) and each input batch "
+          "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
+  out.findings.push_back(std::move(f));
+}
+
+void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  int64_t kernel_time = 0, cast_time = 0;
+  std::map<std::string, int64_t> by_cast;
+  std::map<std::string, int> count_by_cast;
+  RuleFinding f;
+  each_kernel(ix, begin, end, [&](size_t i, EventId g) {
+    kernel_time += t.dur[g];
+    if (ix.gpu_in_optimizer[i]) return;
+    const EventId op = ix.tree.owner_op(g);
+    if (op == kNoEvent) return;
+    EventId cast = ix.has(op, kCastOp) ? op : kNoEvent;
+    const EventId up = ix.tree.parent(op);
+    if (cast == kNoEvent && up != kNoEvent && ix.has(up, kCastOp)) cast = up;
+    if (cast == kNoEvent) return;
+    // A cast changes the dtype: aten::copy_(dst, src) under it shows both; the same dtype on
+    // both sides is a memory-format or device copy, not a cast.
+    std::string from = first_type(t, cast);
+    if (t.name_of(op) == "aten::copy_") {
+      const OpArgs* a = t.op(op);
+      const std::string_view types = a ? t.strings.view(a->input_types) : std::string_view{};
+      const std::string dst = quoted(types, 0), src = quoted(types, 1);
+      if (!dst.empty() && dst == src) return;
+      if (!src.empty()) from = src + " to " + dst;
+    }
+    cast_time += t.dur[g];
+    const std::string key = from.empty() ? std::string(t.name_of(cast)) : fmt::format("{} from {}", t.name_of(cast), from);
+    by_cast[key] += t.dur[g];
+    ++count_by_cast[key];
+    f.events.push_back(g);
+  });
+  if (f.events.size() < kMinCasts || kernel_time == 0) return;
+  const double share = static_cast<double>(cast_time) / static_cast<double>(kernel_time);
+  if (share < kCastFireShare) return;
+  f.id = "cast_churn";
+  f.confidence = confidence_between(share, kCastFireShare, kCastStrongShare);
+  f.cost = cast_time;
+  if (f.events.size() > 256) f.events.resize(256);
+  set_span(t, f);
+  f.evidence.push_back(fmt::format("{} dtype-cast kernels under aten::to/_to_copy take {}, {} of kernel time in the "
+                                   "range",
+                                   f.events.size(), dur_text(cast_time), pct_text(share)));
+  std::string most;
+  int most_n = 0;
+  for (auto& [k, n] : count_by_cast)
+    if (n > most_n) most_n = n, most = k;
+  f.evidence.push_back(fmt::format("most common: {} x{} ({})", most, most_n, dur_text(by_cast[most])));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("cast once, outside the loop: convert the model or buffers to the compute dtype up front "
+                      "(model.to(torch.bfloat16)) and create inputs in it, instead of {} every step{}",
+                      most, f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line));
+  out.findings.push_back(std::move(f));
+}
+
+void detect_low_occupancy(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  if (ix.num_sms <= 0) return;  // without the SM count there is nothing to compare a grid to
+  int64_t kernel_time = 0, low_time = 0;
+  double idle_sm_time = 0;
+  std::map<std::string, int64_t> by_kernel;
+  RuleFinding f;
+  each_kernel(ix, begin, end, [&](size_t, EventId g) {
+    kernel_time += t.dur[g];
+    const KernelArgs* k = t.kernel(g);
+    if (t.dur[g] < kMinOccKernel || k == nullptr || k->grid[0] <= 0) return;
+    const int64_t blocks = int64_t{k->grid[0]} * std::max(1, k->grid[1]) * std::max(1, k->grid[2]);
+    if (blocks >= ix.num_sms) return;
+    low_time += t.dur[g];
+    idle_sm_time += static_cast<double>(t.dur[g]) * (1.0 - static_cast<double>(blocks) / ix.num_sms);
+    by_kernel[fmt::format("{} ({} blocks)", short_kernel_name(t.name_of(g)), blocks)] += t.dur[g];
+    f.events.push_back(g);
+  });
+  if (kernel_time == 0 || f.events.empty()) return;
+  const double share = static_cast<double>(low_time) / static_cast<double>(kernel_time);
+  if (share < kOccFireShare) return;
+  f.id = "low_occupancy";
+  f.confidence = confidence_between(share, kOccFireShare, kOccStrongShare);
+  f.cost = static_cast<int64_t>(idle_sm_time);
+  std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
+  if (f.events.size() > 256) f.events.resize(256);
+  set_span(t, f);
+  f.evidence.push_back(fmt::format("kernels with fewer blocks than the GPU's {} SMs take {} ({} of kernel time); the "
+                                   "idle SMs amount to {}",
+                                   ix.num_sms, dur_text(low_time), pct_text(share), dur_text(f.cost)));
+  f.evidence.push_back("largest: " + top_by_time(by_kernel, 3));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("{} launches too few blocks to fill {} SMs: raise the batch size, fuse these small ops, or run "
+                      "independent work concurrently on another stream",
+                      op_name(ix, f.events.front()), ix.num_sms);
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace ttap::rules

@@ -1,0 +1,85 @@
+// User code locations: the innermost python_function frame above an event that belongs to
+// the user's program. Kineto names frames "path.py(LINE): function", with paths relative to
+// the sys.path entry they were found under, so the standard library shows up as bare
+// module names ("threading.py", "<frozen os>") and PyTorch as "torch/...". User code is
+// everything else: not PyTorch and its sibling packages, not site-packages, not the
+// standard library, not a <built-in ...> frame or an nn.Module marker.
+#include <array>
+#include <charconv>
+#include <set>
+#include <tuple>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// Top-level standard-library modules that appear in stack traces of training loops.
+constexpr std::array<std::string_view, 64> kStdlib = {
+    "abc", "argparse", "ast", "asyncio", "bdb", "bisect", "codecs", "collections", "concurrent", "contextlib",
+    "copy", "copyreg", "cProfile", "dataclasses", "dis", "enum", "functools", "genericpath", "gzip", "hashlib",
+    "heapq", "importlib", "inspect", "io", "itertools", "json", "linecache", "logging", "multiprocessing",
+    "numbers", "operator", "os", "pathlib", "pdb", "pickle", "posixpath", "pprint", "queue", "random", "re",
+    "runpy", "selectors", "shutil", "signal", "site", "socket", "sre_compile", "sre_parse", "string", "subprocess",
+    "tempfile", "textwrap", "threading", "time", "tokenize", "traceback", "types", "typing", "unittest", "uuid",
+    "warnings", "weakref", "_weakrefset", "_collections_abc"};
+
+// Libraries whose frames say where PyTorch is, not where the user's code is.
+constexpr std::array<std::string_view, 8> kLibraryRoots = {"torch/",  "torchvision/", "torchaudio/", "torchtext/",
+                                                           "numpy/",  "functorch/",   "triton/",     "typing_extensions"};
+
+bool is_user_file(std::string_view file) {
+  if (file.empty() || file.front() == '<') return false;
+  if (file.find("site-packages/") != std::string_view::npos || file.find("dist-packages/") != std::string_view::npos ||
+      file.find("/lib/python") != std::string_view::npos)
+    return false;
+  for (std::string_view root : kLibraryRoots)
+    if (file.substr(0, root.size()) == root) return false;
+  // The first path component, without ".py": a stdlib module when it is in the list.
+  std::string_view top = file.substr(0, file.find('/'));
+  if (top.size() > 3 && top.substr(top.size() - 3) == ".py") top.remove_suffix(3);
+  for (std::string_view m : kStdlib)
+    if (top == m) return false;
+  return true;
+}
+
+// "train.py(123): step" -> {train.py, 123, step}; false for other names.
+bool parse_frame(std::string_view name, CodeLocation& out) {
+  const size_t open = name.find('(');
+  const size_t close = name.find("): ");
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return false;
+  int line = 0;
+  const auto [p, ec] = std::from_chars(name.data() + open + 1, name.data() + close, line);
+  if (ec != std::errc() || p != name.data() + close) return false;
+  const std::string_view file = name.substr(0, open);
+  if (!is_user_file(file)) return false;
+  out.file = std::string(file);
+  out.line = line;
+  out.function = std::string(name.substr(close + 3));
+  return true;
+}
+
+}  // namespace
+
+std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<EventId>& events, size_t max_locations) {
+  std::vector<CodeLocation> out;
+  std::set<std::tuple<std::string, int, std::string>> seen;
+  // The first events are the most telling; walking every ancestor of thousands of events
+  // would cost more than the rest of a detector.
+  constexpr size_t kMaxEventsWalked = 64;
+  for (size_t i = 0; i < events.size() && i < kMaxEventsWalked && out.size() < max_locations; ++i) {
+    EventId e = events[i];
+    if (is_gpu_activity(ix.t.category[e])) e = ix.tree.launcher(e);
+    for (EventId p = e; p != kNoEvent; p = ix.tree.parent(p)) {
+      if (ix.t.category[p] != Category::PythonFunction) continue;
+      CodeLocation loc;
+      if (!parse_frame(ix.t.name_of(p), loc)) continue;
+      if (seen.emplace(loc.file, loc.line, loc.function).second) out.push_back(std::move(loc));
+      break;  // the innermost user frame is the one to show
+    }
+  }
+  return out;
+}
+
+}  // namespace ttap::rules

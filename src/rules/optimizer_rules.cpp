@@ -1,0 +1,131 @@
+// The optimizer's share of a step: per-parameter update loops (optimizer_single_tensor)
+// and gradients zeroed with kernels (grad_not_set_to_none).
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// A per-parameter loop launches a few kernels per parameter; a foreach/fused optimizer
+// launches a handful per step. 24 kernels in one optimizer step (8 parameters' worth of
+// SGD with momentum) fire, 200 are certain.
+constexpr double kOptFireKernels = 24;
+constexpr double kOptStrongKernels = 200;
+// Below this share of multi_tensor_apply kernels the step is a per-parameter loop.
+constexpr double kMaxMultiTensorShare = 0.10;
+// zero_grad: 8 fill/memset kernels fire (one per gradient), 100 are certain.
+constexpr double kZeroFireKernels = 8;
+constexpr double kZeroStrongKernels = 100;
+
+struct Launched {
+  std::vector<EventId> gpu;      // GPU work launched from the span, same thread, within the range
+  size_t multi_tensor = 0;
+  int64_t call_time = 0;         // host time of the launch calls
+  std::map<std::string, int> by_op;
+};
+
+Launched launched_from(const RuleIndex& ix, EventId span, int64_t b, int64_t e) {
+  const Trace& t = ix.t;
+  Launched out;
+  auto [lo, hi] = ix.launch_range(std::max(b, t.ts[span]), std::min(e, t.end(span)));
+  for (size_t k = lo; k < hi; ++k) {
+    const uint32_t i = ix.launch_gpu[k];
+    const EventId g = ix.gpu[i];
+    const EventId l = ix.tree.launcher(g);
+    if (t.track[l] != t.track[span]) continue;
+    out.gpu.push_back(g);
+    out.call_time += t.dur[l];
+    if (ix.has(g, kMultiTensorKernel) || ix.gpu_cat[i] == OpCategory::multi_tensor_apply) ++out.multi_tensor;
+    const EventId op = ix.tree.owner_op(g);
+    ++out.by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))];
+  }
+  return out;
+}
+
+std::string ops_text(const std::map<std::string, int>& by_op) {
+  std::vector<std::pair<int, std::string>> v;
+  for (auto& [k, n] : by_op) v.emplace_back(n, k);
+  std::sort(v.rbegin(), v.rend());
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 3; ++i) s += fmt::format("{}{} x{}", i ? ", " : "", v[i].second, v[i].first);
+  return s;
+}
+
+// "Optimizer.step#SGD.step" -> "SGD".
+std::string optimizer_class(std::string_view name) {
+  const size_t hash = name.find('#');
+  if (hash == std::string_view::npos) return "the optimizer";
+  std::string_view c = name.substr(hash + 1);
+  return std::string(c.substr(0, c.find('.')));
+}
+
+}  // namespace
+
+void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  ix.optimizer.each_overlapping(t, begin, end, [&](EventId span) {
+    const std::string_view name = t.name_of(span);
+    if (name.find("Fused") != std::string_view::npos) return;  // fused optimizers batch by construction
+    const Launched l = launched_from(ix, span, begin, end);
+    const double n = static_cast<double>(l.gpu.size());
+    if (n < kOptFireKernels || static_cast<double>(l.multi_tensor) > kMaxMultiTensorShare * n) return;
+    const int64_t b = std::max(begin, t.ts[span]), e = std::min(end, t.end(span));
+    const int64_t idle = (e - b) - covered(ix.busy, b, e);
+    std::vector<int64_t> durs;
+    for (EventId g : l.gpu) durs.push_back(t.dur[g]);
+    std::nth_element(durs.begin(), durs.begin() + static_cast<std::ptrdiff_t>(durs.size() / 2), durs.end());
+    RuleFinding f;
+    f.id = "optimizer_single_tensor";
+    f.confidence = confidence_between(n, kOptFireKernels, kOptStrongKernels);
+    f.cost = std::max(l.call_time, idle);
+    f.begin = b;
+    f.end = e;
+    f.events.push_back(span);
+    f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
+    f.evidence.push_back(fmt::format("{} ({} here) launched {} kernels, {} of them multi_tensor_apply; median kernel "
+                                     "{}, {} of launch calls",
+                                     name, dur_text(e - b), l.gpu.size(), l.multi_tensor, dur_text(durs[durs.size() / 2]),
+                                     dur_text(l.call_time)));
+    f.evidence.push_back(fmt::format("launching ops: {}; GPU idle {} during the step", ops_text(l.by_op), dur_text(idle)));
+    f.locations = user_locations(ix, {span});
+    const std::string cls = optimizer_class(name);
+    f.fix = fmt::format("construct torch.optim.{}(..., foreach=True) (or fused=True where the optimizer has it) so the "
+                        "update runs as a few multi_tensor_apply kernels instead of {} per-parameter ones",
+                        cls, l.gpu.size());
+    out.findings.push_back(std::move(f));
+  });
+}
+
+void detect_grad_not_set_to_none(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  ix.zero_grad.each_overlapping(t, begin, end, [&](EventId span) {
+    const Launched l = launched_from(ix, span, begin, end);
+    const double n = static_cast<double>(l.gpu.size());
+    if (n < kZeroFireKernels) return;
+    const int64_t b = std::max(begin, t.ts[span]), e = std::min(end, t.end(span));
+    int64_t gpu_time = 0;
+    for (EventId g : l.gpu) gpu_time += t.dur[g];
+    RuleFinding f;
+    f.id = "grad_not_set_to_none";
+    f.confidence = confidence_between(n, kZeroFireKernels, kZeroStrongKernels);
+    f.cost = e - b;  // with set_to_none the call only drops references
+    f.begin = b;
+    f.end = e;
+    f.events.push_back(span);
+    f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
+    f.evidence.push_back(fmt::format("{} ({} here) launched {} kernels/memsets ({} GPU time) to zero gradients: {}",
+                                     t.name_of(span), dur_text(e - b), l.gpu.size(), dur_text(gpu_time),
+                                     ops_text(l.by_op)));
+    f.locations = user_locations(ix, {span});
+    f.fix = fmt::format("call optimizer.zero_grad(set_to_none=True) (the default since torch 2.0): the {} gradients "
+                        "are then dropped instead of filled with zeros, and the backward writes them fresh",
+                        l.gpu.size());
+    out.findings.push_back(std::move(f));
+  });
+}
+
+}  // namespace ttap::rules

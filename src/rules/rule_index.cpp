@@ -1,0 +1,319 @@
+// RuleIndex: the per-trace precomputation every rule detector shares (see rule_index.hpp).
+#include "rule_index.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace ttap::rules {
+
+namespace {
+
+bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Kernel-name fragments of tensor-core math: cuDNN/cuBLAS Volta-Turing (h884, h1688,
+// s1688 for TF32-free fp16 accumulate, i8816), Ampere/Hopper (16816, xmma, gmma, wgmma,
+// tensorop in CUTLASS names), and the dtype words the newer libraries write (bf16, tf32,
+// f16). A name with none of these does its math on the CUDA cores.
+bool tensor_core_kernel(std::string_view n) {
+  for (std::string_view p : {"h884", "h1688", "s884", "s1688", "i8816", "884gemm", "1688gemm", "16816", "hmma", "HMMA",
+                             "xmma", "gmma", "tensorop", "TensorOp", "bf16", "BF16", "tf32", "TF32", "f16", "fp16",
+                             "FP16", "half", "Half", "__nv_bfloat16", "e4m3", "e5m2", "mfma", "MFMA"})
+    if (contains(n, p)) return true;
+  return false;
+}
+
+uint32_t flags_of(std::string_view n) {
+  uint32_t f = 0;
+  const bool runtime = starts_with(n, "cuda") || starts_with(n, "hip");
+  if (runtime) {
+    if (n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" || n == "cudaEventSynchronize" ||
+        n == "hipStreamSynchronize" || n == "hipDeviceSynchronize" || n == "hipEventSynchronize")
+      f |= kSyncCall;
+    if (starts_with(n, "cudaMemcpy") || starts_with(n, "hipMemcpy")) {
+      f |= kMemcpyCall;
+      if (!contains(n, "Async") && !contains(n, "WithStream") && !contains(n, "ToSymbol")) f |= kBlockingMemcpy;
+    }
+    if (n == "cudaMalloc" || n == "cudaFree" || n == "hipMalloc" || n == "hipFree") f |= kAllocCall;
+  }
+  if (is_dataloader_event(n)) f |= kDataLoader;
+  if (starts_with(n, "Optimizer.step#")) f |= kOptimizerStep;
+  if (starts_with(n, "Optimizer.zero_grad#") || starts_with(n, "## zero_grad")) f |= kZeroGrad;
+  // torch.compile regions; older releases mark only the AOTAutograd forward, CompiledFunction.
+  if (starts_with(n, "Torch-Compiled Region") || n == "CompiledFunction") f |= kCompiledRegion;
+  // Compilation, not the per-call guard check ("TorchDynamo Cache Lookup").
+  if (contains(n, "torch/_dynamo/convert_frame.py") || contains(n, "compile_inner") ||
+      starts_with(n, "_compile.compile_inner") || starts_with(n, "OutputGraph.call_user_compiler") ||
+      starts_with(n, "compile_fx"))
+    f |= kDynamoCompile;
+  if (tensor_core_kernel(n)) f |= kTensorCoreKernel;
+  if (contains(n, "nchwToNhwc") || contains(n, "nhwcToNchw") || contains(n, "nchw2nhwc") || contains(n, "nhwc2nchw"))
+    f |= kLayoutKernel;
+  if (is_communication_kernel(n)) f |= kCommKernel;
+  if (n == "aten::to" || n == "aten::_to_copy") f |= kCastOp;
+  if (n == "aten::contiguous" || n == "aten::clone") f |= kCloneOp;
+  if (contains(n, "multi_tensor_apply") || contains(n, "MultiTensorApply") || contains(n, "fused_adam") ||
+      contains(n, "FusedAdam") || contains(n, "fused_sgd") || contains(n, "_fused_"))
+    f |= kMultiTensorKernel;
+  if (n == "aten::item" || n == "aten::_local_scalar_dense" || n == "aten::nonzero" || n == "aten::is_nonzero" ||
+      n == "aten::equal" || n == "aten::masked_select" || n == "aten::unique" || n == "aten::_unique2")
+    f |= kSyncOp;
+  if (contains(n, "empty_cache")) f |= kEmptyCache;
+  return f;
+}
+
+}  // namespace
+
+void SpanList::sort(const Trace& t) {
+  std::vector<size_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return starts[a] != starts[b] ? starts[a] < starts[b] : events[a] < events[b];
+  });
+  std::vector<EventId> ev(events.size());
+  std::vector<int64_t> st(events.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    ev[i] = events[order[i]];
+    st[i] = t.ts[ev[i]];
+  }
+  events = std::move(ev);
+  starts = std::move(st);
+}
+
+RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(tr) {
+  name_flags.resize(t.strings.size());
+  for (StringId s = 0; s < t.strings.size(); ++s) name_flags[s] = flags_of(t.strings.view(s));
+
+  // ---- CPU spans ----
+  std::vector<int64_t> launches_per_track(t.tracks.size(), 0);
+  for (EventId e = 0; e < t.size(); ++e) {
+    const Category c = t.category[e];
+    if (!is_cpu_side(c)) continue;
+    const uint32_t f = name_flags[t.name[e]];
+    const int64_t ts = t.ts[e], dur = t.dur[e];
+    if (c == Category::CpuOp) cpu_ops.add(e, ts, dur);
+    if (f & kDataLoader) dataloader.add(e, ts, dur);
+    if (f & kOptimizerStep) optimizer.add(e, ts, dur);
+    if (f & kZeroGrad) zero_grad.add(e, ts, dur);
+    if (f & kCompiledRegion) compiled.add(e, ts, dur);
+    if (f & kDynamoCompile) dynamo.add(e, ts, dur);
+    if (f & kEmptyCache) empty_cache.add(e, ts, dur);
+    if (is_launch(c)) {
+      if (f & (kSyncCall | kBlockingMemcpy)) syncs.add(e, ts, dur);
+      if (f & kAllocCall) allocs.add(e, ts, dur);
+      if (f & kMemcpyCall) memcpy_calls.add(e, ts, dur);
+    }
+  }
+
+  // ---- GPU side ----
+  gpu = tree.gpu_events();
+  gpu_start.reserve(gpu.size());
+  for (EventId g : gpu) gpu_start.push_back(t.ts[g]);
+  NameClassifier classify(t);
+  gpu_cat.reserve(gpu.size());
+  for (EventId g : gpu) gpu_cat.push_back(classify.gpu_category(tree, g));
+
+  std::map<int32_t, int64_t> time_per_device;
+  for (EventId g : gpu) time_per_device[t.track_of(g).device] += t.dur[g];
+  int64_t best = -1;
+  for (auto [d, ns] : time_per_device)
+    if (ns > best) best = ns, device = d;
+
+  std::map<int64_t, int64_t> compute_per_stream;
+  std::vector<Interval> b, c, m;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const EventId g = gpu[i];
+    const Track& tk = t.track_of(g);
+    if (tk.device != device) continue;
+    b.emplace_back(t.ts[g], t.end(g));
+    if (t.category[g] == Category::GpuMemcpy) continue;
+    if (has(g, kCommKernel)) {
+      m.emplace_back(t.ts[g], t.end(g));
+    } else {
+      c.emplace_back(t.ts[g], t.end(g));
+      if (t.category[g] == Category::Kernel) compute_per_stream[tk.stream] += t.dur[g];
+    }
+  }
+  busy = merge_intervals(std::move(b));
+  compute = merge_intervals(std::move(c));
+  comm = merge_intervals(std::move(m));
+  if (!busy.empty()) gpu_first = busy.front().first, gpu_last = busy.back().second;
+  best = -1;
+  for (auto [s, ns] : compute_per_stream)
+    if (ns > best) best = ns, compute_stream = s;
+  std::vector<Interval> cs;
+  for (EventId g : gpu) {
+    const Track& tk = t.track_of(g);
+    if (tk.device == device && tk.stream == compute_stream && t.category[g] == Category::Kernel && !has(g, kCommKernel))
+      cs.emplace_back(t.ts[g], t.end(g));
+  }
+  compute_stream_busy = merge_intervals(std::move(cs));
+
+  if (const DeviceProperties* p = t.device(device)) {
+    num_sms = p->num_sms;
+    compute_major = p->compute_major;
+    amd = contains(p->name, "AMD") || contains(p->name, "Instinct") || contains(p->name, "Radeon");
+  }
+
+  // ---- launches ----
+  std::vector<std::pair<int64_t, uint32_t>> ls;
+  std::vector<int64_t> delays;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const EventId l = tree.launcher(gpu[i]);
+    if (l == kNoEvent) continue;
+    ls.emplace_back(t.ts[l], static_cast<uint32_t>(i));
+    delays.push_back(t.ts[gpu[i]] - t.ts[l]);
+    ++launches_per_track[t.track[l]];
+  }
+  std::sort(ls.begin(), ls.end());
+  for (auto [ts, i] : ls) launch_ts.push_back(ts), launch_gpu.push_back(i);
+  if (!delays.empty()) {
+    const size_t k = delays.size() / 20;
+    std::nth_element(delays.begin(), delays.begin() + static_cast<std::ptrdiff_t>(k), delays.end());
+    launch_latency = std::max<int64_t>(0, delays[k]);
+  }
+
+  // ---- main thread and its top-level events ----
+  int64_t most = 0;
+  for (TrackId tk = 0; tk < launches_per_track.size(); ++tk)
+    if (launches_per_track[tk] > most) most = launches_per_track[tk], main_thread = tk;
+  if (main_thread == UINT32_MAX) {  // CPU-only trace: the thread with the most CPU time
+    std::vector<int64_t> cpu_time(t.tracks.size(), 0);
+    for (size_t tk = 0; tk < tree.roots_by_track().size(); ++tk)
+      for (EventId r : tree.roots_by_track()[tk]) cpu_time[tk] += t.dur[r];
+    for (TrackId tk = 0; tk < cpu_time.size(); ++tk)
+      if (cpu_time[tk] > most) most = cpu_time[tk], main_thread = tk;
+  }
+  if (main_thread != UINT32_MAX && main_thread < tree.roots_by_track().size()) {
+    for (EventId r : tree.roots_by_track()[main_thread]) {
+      if (profiler_step_number(t.name_of(r)) >= 0) {
+        for (EventId ch : tree.children(r)) main_top.add(ch, t.ts[ch], t.dur[ch]);
+      } else if (t.dur[r] > 0) {
+        main_top.add(r, t.ts[r], t.dur[r]);
+      }
+    }
+  }
+
+  for (SpanList* l : {&main_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
+                      &memcpy_calls, &empty_cache})
+    l->sort(t);
+
+  // GPU work launched from inside an optimizer step or zero_grad (on the same thread):
+  // its own detectors explain it, the generic kernel rules leave it alone.
+  gpu_in_optimizer.assign(gpu.size(), 0);
+  for (const SpanList* l : {&optimizer, &zero_grad})
+    for (EventId s : l->events) {
+      auto [lo, hi] = launch_range(t.ts[s], t.end(s));
+      for (size_t k = lo; k < hi; ++k) {
+        const uint32_t i = launch_gpu[k];
+        if (t.track[tree.launcher(gpu[i])] == t.track[s]) gpu_in_optimizer[i] = 1;
+      }
+    }
+
+  // Warm-up: the first step when there are steps (allocator and cuDNN autotuning fill it),
+  // else the first fifth of the CPU activity, which is where one-time setup lands.
+  const auto& steps = tree.steps();
+  if (!steps.empty()) {
+    std::vector<int64_t> d;
+    for (const Step& s : steps) d.push_back(s.end - s.ts);
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    median_step = d[d.size() / 2];
+  } else if (!main_top.events.empty()) {
+    const int64_t first = main_top.starts.front();
+    int64_t last = first;
+    for (EventId e : main_top.events) last = std::max(last, t.end(e));
+    warmup_end = first + (last - first) / 5;
+  }
+}
+
+std::pair<size_t, size_t> RuleIndex::gpu_range(int64_t b, int64_t e) const {
+  const auto lo = std::lower_bound(gpu_start.begin(), gpu_start.end(), b);
+  const auto hi = std::lower_bound(lo, gpu_start.end(), e);
+  return {static_cast<size_t>(lo - gpu_start.begin()), static_cast<size_t>(hi - gpu_start.begin())};
+}
+
+std::pair<size_t, size_t> RuleIndex::launch_range(int64_t b, int64_t e) const {
+  const auto lo = std::lower_bound(launch_ts.begin(), launch_ts.end(), b);
+  const auto hi = std::lower_bound(lo, launch_ts.end(), e);
+  return {static_cast<size_t>(lo - launch_ts.begin()), static_cast<size_t>(hi - launch_ts.begin())};
+}
+
+std::vector<Interval> RuleIndex::idle_gaps(int64_t b, int64_t e) const {
+  if (busy.empty()) return {};
+  return uncovered(busy, std::max(b, gpu_first), std::min(e, gpu_last));
+}
+
+EventId RuleIndex::enclosing_op(EventId e) const {
+  EventId p = is_gpu_activity(t.category[e]) ? tree.launcher(e) : tree.parent(e);
+  while (p != kNoEvent && t.category[p] != Category::CpuOp) p = tree.parent(p);
+  return p;
+}
+
+bool RuleIndex::after_warmup(EventId e) const {
+  if (!tree.steps().empty()) return tree.step_of(e) >= 1;
+  return t.ts[e] >= warmup_end;
+}
+
+// ---- helpers ----
+
+double ramp(double x, double lo, double hi) {
+  if (hi <= lo) return x >= hi ? 1.0 : 0.0;
+  return std::clamp((x - lo) / (hi - lo), 0.0, 1.0);
+}
+
+double confidence_between(double signal, double fire, double strong) { return 0.4 + 0.6 * ramp(signal, fire, strong); }
+
+std::string dur_text(int64_t ns) {
+  const double v = static_cast<double>(ns);
+  if (ns >= 10'000'000) return fmt::format("{:.1f} ms", v / 1e6);
+  if (ns >= 1'000'000) return fmt::format("{:.2f} ms", v / 1e6);
+  if (ns >= 10'000) return fmt::format("{:.0f} us", v / 1e3);
+  return fmt::format("{:.1f} us", v / 1e3);
+}
+
+std::string bytes_text(int64_t bytes) {
+  const double v = static_cast<double>(bytes);
+  if (bytes >= 1 << 20) return fmt::format("{:.1f} MB", v / (1 << 20));
+  if (bytes >= 1 << 10) return fmt::format("{:.1f} KB", v / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
+std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
+
+std::string short_kernel_name(std::string_view n) {
+  if (starts_with(n, "void ")) n.remove_prefix(5);
+  const size_t paren = n.find('(');
+  if (paren != std::string_view::npos && paren > 0) n = n.substr(0, paren);
+  if (n.size() > 60) {
+    const size_t angle = n.find('<');
+    if (angle != std::string_view::npos && angle > 0) n = n.substr(0, angle);
+  }
+  if (n.size() > 80) n = n.substr(0, 80);
+  return std::string(n);
+}
+
+int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
+
+int64_t covered(const std::vector<Interval>& merged, int64_t b, int64_t e) {
+  if (e <= b) return 0;
+  auto it = std::lower_bound(merged.begin(), merged.end(), b, [](const Interval& iv, int64_t x) { return iv.second <= x; });
+  int64_t sum = 0;
+  for (; it != merged.end() && it->first < e; ++it) sum += overlap(it->first, it->second, b, e);
+  return sum;
+}
+
+std::vector<Interval> uncovered(const std::vector<Interval>& merged, int64_t b, int64_t e) {
+  std::vector<Interval> out;
+  if (e <= b) return out;
+  auto it = std::lower_bound(merged.begin(), merged.end(), b, [](const Interval& iv, int64_t x) { return iv.second <= x; });
+  int64_t cur = b;
+  for (; it != merged.end() && it->first < e; ++it) {
+    if (it->first > cur) out.emplace_back(cur, it->first);
+    cur = std::max(cur, it->second);
+  }
+  if (cur < e) out.emplace_back(cur, e);
+  return out;
+}
+
+}  // namespace ttap::rules

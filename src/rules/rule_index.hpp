@@ -1,0 +1,170 @@
+// What every rule detector needs from a trace, computed once per trace by RuleEngine's
+// constructor: GPU activity by start with its category, the primary device's busy,
+// compute and communication time as merged intervals, launches by launch time, the main
+// CPU thread's top-level events, and the small lists of spans the rules look for
+// (DataLoader, optimizer, syncs, allocations, compiled regions). A range query is then a
+// couple of binary searches plus a walk over what lies inside the range.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ttap/analyze.hpp"
+#include "ttap/rules.hpp"
+
+namespace ttap::rules {
+
+// Facts about a name, computed once per distinct name (traces repeat a few thousand names).
+enum NameFlag : uint32_t {
+  kSyncCall = 1u << 0,         // cuda/hip Stream/Device/Event Synchronize
+  kBlockingMemcpy = 1u << 1,   // cudaMemcpy / hipMemcpy without Async (host waits for the copy)
+  kMemcpyCall = 1u << 2,       // any cuda/hip memcpy runtime call
+  kAllocCall = 1u << 3,        // cudaMalloc / cudaFree / hipMalloc / hipFree (device memory)
+  kDataLoader = 1u << 4,       // enumerate(DataLoader)#...__next__
+  kOptimizerStep = 1u << 5,    // Optimizer.step#X.step
+  kZeroGrad = 1u << 6,         // Optimizer.zero_grad#X.zero_grad
+  kCompiledRegion = 1u << 7,   // Torch-Compiled Region: F/N
+  kDynamoCompile = 1u << 8,    // TorchDynamo compilation frames/ops (not the cache lookup)
+  kTensorCoreKernel = 1u << 9, // kernel name shows tensor-core math
+  kLayoutKernel = 1u << 10,    // nchwToNhwc / nhwcToNchw kernels
+  kCommKernel = 1u << 11,      // NCCL / RCCL collective kernels
+  kCastOp = 1u << 12,          // aten::to / aten::_to_copy
+  kCloneOp = 1u << 13,         // aten::contiguous / aten::clone
+  kMultiTensorKernel = 1u << 14,  // multi_tensor_apply / fused optimizer kernels
+  kSyncOp = 1u << 15,          // aten::item, _local_scalar_dense, nonzero, is_nonzero, ...
+  kEmptyCache = 1u << 16,      // torch.cuda.empty_cache frames
+};
+
+using Interval = std::pair<int64_t, int64_t>;
+
+// Events sorted by start, with the longest duration so that "overlaps [b, e)" starts its
+// search at the first event that could still be running at b.
+struct SpanList {
+  std::vector<EventId> events;
+  std::vector<int64_t> starts;
+  int64_t max_dur = 0;
+
+  void add(EventId e, int64_t ts, int64_t dur) {
+    events.push_back(e);
+    starts.push_back(ts);
+    max_dur = std::max(max_dur, dur);
+  }
+  void sort(const Trace& t);
+  // Calls f(EventId) for each event overlapping [b, e) (instants: starting in it).
+  template <typename F>
+  void each_overlapping(const Trace& t, int64_t b, int64_t e, F f) const {
+    auto it = std::lower_bound(starts.begin(), starts.end(), b - max_dur);
+    for (size_t i = static_cast<size_t>(it - starts.begin()); i < events.size() && starts[i] < e; ++i) {
+      const EventId ev = events[i];
+      if (t.end(ev) > b || (t.dur[ev] == 0 && t.ts[ev] >= b)) f(ev);
+    }
+  }
+};
+
+struct RuleIndex {
+  RuleIndex(const Trace& trace, const EventTree& tree);
+
+  const Trace& t;
+  const EventTree& tree;
+  std::vector<uint32_t> name_flags;  // by StringId
+  bool has(EventId e, uint32_t flag) const { return (name_flags[t.name[e]] & flag) != 0; }
+
+  // ---- GPU side ----
+  std::vector<EventId> gpu;          // all GPU activity by start
+  std::vector<int64_t> gpu_start;
+  std::vector<OpCategory> gpu_cat;   // per position in gpu
+  std::vector<uint8_t> gpu_in_optimizer;  // launched inside an optimizer step or zero_grad span
+  int32_t device = -1;               // the device with the most GPU time (the one judged)
+  int64_t compute_stream = -1;       // its stream with the most non-communication kernel time
+  std::vector<Interval> busy;        // primary device: any activity, merged
+  std::vector<Interval> compute;     // kernels and memsets that are not communication
+  std::vector<Interval> comm;        // communication kernels
+  std::vector<Interval> compute_stream_busy;  // the compute stream alone
+  int64_t gpu_first = 0, gpu_last = 0;  // primary device's first start and last end
+  int num_sms = 0;                   // 0 when unknown
+  int compute_major = 0;             // 0 when unknown
+  bool amd = false;
+
+  // Launches by launch-call start: (call start, position in gpu).
+  std::vector<int64_t> launch_ts;
+  std::vector<uint32_t> launch_gpu;
+  int64_t launch_latency = 0;  // 5th percentile of launch-to-start delay: an idle queue's latency
+
+  // ---- CPU side ----
+  TrackId main_thread = UINT32_MAX;  // the thread that launched the most GPU work
+  SpanList main_top;                 // its top-level events (under ProfilerStep when present)
+  SpanList cpu_ops;                  // every cpu_op, all threads
+  SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
+  int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
+  int64_t median_step = 0;           // ns, 0 without steps
+
+  // ---- range helpers ----
+  // Positions in `gpu` of activity starting in [b, e).
+  std::pair<size_t, size_t> gpu_range(int64_t b, int64_t e) const;
+  // Positions in launch_ts of launches issued in [b, e).
+  std::pair<size_t, size_t> launch_range(int64_t b, int64_t e) const;
+  // Idle gaps of the primary device inside [b, e), clipped; only between its first and last
+  // GPU activity (before the first kernel the GPU is not "idle", it has not started).
+  std::vector<Interval> idle_gaps(int64_t b, int64_t e) const;
+  bool on_primary(EventId g) const { return t.track_of(g).device == device; }
+  // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
+  EventId enclosing_op(EventId e) const;
+  // Whether [b, e) lies inside a step after the first, or after warmup_end without steps.
+  bool after_warmup(EventId e) const;
+};
+
+// ---- shared helpers for detectors ----
+double ramp(double x, double lo, double hi);
+// Confidence of a detector whose signal passed its firing threshold `fire`; reaches 1 at
+// `strong`. The floor 0.4 says "it fired, barely"; calibration per detector is in its
+// thresholds.
+double confidence_between(double signal, double fire, double strong);
+std::string dur_text(int64_t ns);
+std::string bytes_text(int64_t bytes);
+std::string pct_text(double share);
+std::string short_kernel_name(std::string_view name);
+int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
+// Length of merged intervals within [b, e).
+int64_t covered(const std::vector<Interval>& merged, int64_t b, int64_t e);
+// Parts of [b, e) not covered by merged intervals.
+std::vector<Interval> uncovered(const std::vector<Interval>& merged, int64_t b, int64_t e);
+
+// User code above the events (see locations.cpp for what counts as user code).
+std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<EventId>& events,
+                                         size_t max_locations = 3);
+
+// What detectors hand back: findings, and the GPU idle time they account for, so that
+// gpu_idle reports only what no specific id explains.
+struct DetectorOutput {
+  std::vector<RuleFinding> findings;
+  std::vector<Interval> explained_idle;
+};
+
+using Detector = void (*)(const RuleIndex&, int64_t begin, int64_t end, DetectorOutput&);
+
+// One per catalog id, grouped by family (sync_rules.cpp, transfer_rules.cpp, ...).
+void detect_host_sync(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_alloc_churn(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_pageable_memcpy(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_small_transfers(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_offload_pingpong(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_redundant_copy(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_dataloader_stall(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_cpu_bound_step(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_launch_bound(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_gpu_idle(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_optimizer_single_tensor(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_grad_not_set_to_none(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_unfused_elementwise(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_fp32_no_tensor_cores(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_layout_conversion(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_cast_churn(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_low_occupancy(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_comm_not_overlapped(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_comm_blocks_compute(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_graph_breaks(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+
+}  // namespace ttap::rules

@@ -1,0 +1,212 @@
+// Host-side stalls on the device: synchronizing calls in the step loop (host_sync) and
+// device allocations after warm-up (alloc_churn).
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// A synchronizing call shorter than this returned at once: the GPU had nothing queued.
+constexpr int64_t kSyncMinDur = 50'000;
+// GPU idle right after a sync below this is noise (one launch latency or two).
+constexpr int64_t kMinIdleAfter = 20'000;
+// Host-blocked time that is worth reporting even when the GPU did not idle afterwards.
+constexpr int64_t kLongSync = 1'000'000;
+// Confidence: idle caused by syncs as a share of the range; 0.5% fires, 10% is certain.
+constexpr double kSyncFireShare = 0.005;
+constexpr double kSyncStrongShare = 0.10;
+
+// A cudaStreamSynchronize that only completes a host-to-device copy from pageable memory
+// (tensor.to(device) without pinned memory) is pageable_memcpy's business.
+bool completes_pageable_upload(const RuleIndex& ix, EventId sync) {
+  const EventId parent = ix.tree.parent(sync);
+  if (parent == kNoEvent) return false;
+  for (EventId ch : ix.tree.children(parent)) {
+    if (!ix.has(ch, kMemcpyCall)) continue;
+    for (EventId g : ix.tree.children(ch)) {
+      const std::string_view n = ix.t.name_of(g);
+      if (ix.t.category[g] == Category::GpuMemcpy && n.find("HtoD") != std::string_view::npos &&
+          n.find("Pageable") != std::string_view::npos)
+        return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Interval> dataloader_intervals(const RuleIndex& ix, int64_t b, int64_t e) {
+  std::vector<Interval> v;
+  ix.dataloader.each_overlapping(ix.t, b, e, [&](EventId d) { v.emplace_back(ix.t.ts[d], ix.t.end(d)); });
+  return merge_intervals(std::move(v));
+}
+
+struct SyncCase {
+  EventId call;
+  EventId op;      // enclosing cpu_op, or kNoEvent
+  int64_t idle;    // GPU idle it caused
+};
+
+std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector<CodeLocation>& locs) {
+  const std::string where = locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
+  const std::string_view op = top.op == kNoEvent ? std::string_view{} : ix.t.name_of(top.op);
+  const std::string_view call = ix.t.name_of(top.call);
+  if (op == "aten::item" || op == "aten::_local_scalar_dense" || op == "aten::is_nonzero" || op == "aten::equal")
+    return fmt::format("{}{} copies a device value to the host each time: keep the value on the device (accumulate "
+                       "metrics in a tensor) and read it every N steps, or copy with .to('cpu', non_blocking=True) into "
+                       "pinned memory and read it a step later",
+                       op, where);
+  if (op == "aten::nonzero" || op == "aten::masked_select" || op == "aten::unique" || op == "aten::_unique2")
+    return fmt::format("{}{} has a data-dependent output shape, so the host must wait for the GPU: use fixed-shape "
+                       "masks (torch.where, masked arithmetic) or pass a static size",
+                       op, where);
+  if (call == "cudaDeviceSynchronize" || call == "hipDeviceSynchronize")
+    return fmt::format("remove torch.cuda.synchronize(){} from the step loop; time with CUDA events read at the end",
+                       where);
+  if (op == "aten::copy_" || op == "aten::to" || op == "aten::_to_copy")
+    return fmt::format("the device-to-host copy in {}{} blocks: use non_blocking=True into a pinned buffer and "
+                       "consume it later, or keep the data on the device",
+                       op, where);
+  return fmt::format("{}{}{} blocks the host until the GPU drains: keep values on the device, log every N steps, "
+                     "use non_blocking copies and avoid data-dependent shapes",
+                     call, op.empty() ? "" : fmt::format(" under {}", op), where);
+}
+
+}  // namespace
+
+void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  std::vector<SyncCase> cases;
+  int64_t blocked = 0, idle = 0;
+  std::vector<Interval> idle_ivs;
+  ix.syncs.each_overlapping(t, begin, end, [&](EventId s) {
+    if (t.ts[s] < begin || t.dur[s] < kSyncMinDur) return;
+    if (completes_pageable_upload(ix, s)) return;
+    // The GPU idles from when its queue drains during the sync until the next launch the
+    // host issues after it arrives; time the host spends in the DataLoader meanwhile is
+    // dataloader_stall's.
+    auto [li, lend] = ix.launch_range(t.end(s), INT64_MAX);
+    const int64_t resume = li < lend ? ix.launch_ts[li] + ix.launch_latency : t.end(s);
+    std::vector<Interval> gaps = uncovered(ix.busy, std::max(t.ts[s], ix.gpu_first), std::min(resume, ix.gpu_last));
+    const std::vector<Interval> dl = dataloader_intervals(ix, t.ts[s], resume);
+    int64_t caused = 0;
+    for (auto [gb, ge] : gaps)
+      for (auto iv : uncovered(dl, gb, ge)) {
+        caused += iv.second - iv.first;
+        idle_ivs.push_back(iv);
+      }
+    blocked += t.dur[s];
+    idle += caused;
+    cases.push_back({s, ix.enclosing_op(s), caused});
+  });
+  if (cases.empty() || (idle < kMinIdleAfter && blocked < kLongSync)) return;
+
+  std::stable_sort(cases.begin(), cases.end(), [&](const SyncCase& a, const SyncCase& b) {
+    return a.idle != b.idle ? a.idle > b.idle : t.dur[a.call] > t.dur[b.call];
+  });
+  RuleFinding f;
+  f.id = "host_sync";
+  const double range = static_cast<double>(end - begin);
+  f.confidence = confidence_between(static_cast<double>(idle) / range, kSyncFireShare, kSyncStrongShare);
+  // The host waited but the GPU never ran dry: a real stall only if work was waiting to be
+  // launched, which the trace cannot show.
+  if (idle < kMinIdleAfter) f.confidence = std::min(f.confidence, 0.5);
+  f.cost = idle;
+  f.begin = t.ts[cases.front().call];
+  f.end = f.begin;
+  std::map<std::string, int> by_kind;
+  for (const SyncCase& c : cases) {
+    f.begin = std::min(f.begin, t.ts[c.call]);
+    f.end = std::max(f.end, t.end(c.call));
+    f.events.push_back(c.call);
+    ++by_kind[std::string(t.name_of(c.call))];
+  }
+  std::string kinds;
+  for (auto& [k, n] : by_kind) kinds += fmt::format("{}{} x{}", kinds.empty() ? "" : ", ", k, n);
+  f.evidence.push_back(fmt::format("{} synchronizing calls ({}) block the host {} in total; GPU idle {} after them "
+                                   "({} of the range)",
+                                   cases.size(), kinds, dur_text(blocked), dur_text(idle),
+                                   pct_text(static_cast<double>(idle) / range)));
+  for (size_t i = 0; i < cases.size() && i < 3; ++i) {
+    const SyncCase& c = cases[i];
+    f.evidence.push_back(fmt::format("{} {}{}; GPU idle {} after it", t.name_of(c.call), dur_text(t.dur[c.call]),
+                                     c.op == kNoEvent ? "" : fmt::format(" under {}", t.name_of(c.op)),
+                                     dur_text(c.idle)));
+  }
+  f.locations = user_locations(ix, f.events);
+  f.fix = sync_fix(ix, cases.front(), f.locations);
+  out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
+  out.findings.push_back(std::move(f));
+}
+
+namespace {
+// Two allocator calls after warm-up are a pattern, one may be a late first use.
+constexpr int kMinAllocCalls = 2;
+// ... unless that one call is this long (cudaFree synchronizes the device).
+constexpr int64_t kLongAllocCall = 100'000;
+// Confidence: allocator time as a share of the range; 0.2% fires, 5% is certain.
+constexpr double kAllocFireShare = 0.002;
+constexpr double kAllocStrongShare = 0.05;
+}  // namespace
+
+void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  std::vector<EventId> calls;
+  int64_t total = 0;
+  int mallocs = 0, frees = 0;
+  std::map<std::string, int64_t> by_op;
+  ix.allocs.each_overlapping(t, begin, end, [&](EventId a) {
+    if (t.ts[a] < begin || !ix.after_warmup(a)) return;
+    calls.push_back(a);
+    total += t.dur[a];
+    const std::string_view n = t.name_of(a);
+    (n.find("Free") != std::string_view::npos ? frees : mallocs)++;
+    const EventId op = ix.enclosing_op(a);
+    by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += t.dur[a];
+  });
+  std::vector<EventId> cache_calls;
+  ix.empty_cache.each_overlapping(t, begin, end, [&](EventId e) {
+    if (t.ts[e] >= begin && ix.after_warmup(e)) cache_calls.push_back(e);
+  });
+  if (cache_calls.empty() && (calls.empty() || (static_cast<int>(calls.size()) < kMinAllocCalls && total < kLongAllocCall)))
+    return;
+
+  RuleFinding f;
+  f.id = "alloc_churn";
+  const double range = static_cast<double>(end - begin);
+  f.confidence = confidence_between(static_cast<double>(total) / range, kAllocFireShare, kAllocStrongShare);
+  if (!cache_calls.empty()) f.confidence = std::max(f.confidence, 0.8);  // empty_cache in the loop is the pattern itself
+  if (ix.tree.steps().empty()) f.confidence *= 0.8;  // warm-up guessed, not known from steps
+  f.cost = total;
+  f.events = calls;
+  f.events.insert(f.events.begin(), cache_calls.begin(), cache_calls.end());
+  f.begin = t.ts[f.events.front()];
+  f.end = f.begin;
+  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
+  std::string top_op;
+  int64_t top_ns = -1;
+  for (auto& [op, ns] : by_op)
+    if (ns > top_ns) top_ns = ns, top_op = op;
+  f.evidence.push_back(fmt::format("{} cudaMalloc and {} cudaFree calls after warm-up ({} {}), {} on the host",
+                                   mallocs, frees,
+                                   ix.tree.steps().empty() ? "past the first fifth of the trace" : "past the first step",
+                                   "of the run", dur_text(total)));
+  if (!top_op.empty() && !calls.empty())
+    f.evidence.push_back(fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
+  if (!cache_calls.empty())
+    f.evidence.push_back(fmt::format("torch.cuda.empty_cache called {} times in the steady state", cache_calls.size()));
+  f.locations = user_locations(ix, f.events);
+  const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
+  f.fix = !cache_calls.empty()
+              ? fmt::format("remove torch.cuda.empty_cache(){} from the loop: it returns cached blocks that the next "
+                            "step must cudaMalloc again",
+                            where)
+              : fmt::format("the caching allocator keeps growing under {}{}: keep shapes stable (pad to a few bucket "
+                            "sizes) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                            top_op, where);
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace ttap::rules

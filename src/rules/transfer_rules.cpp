@@ -1,0 +1,300 @@
+// Host/device and device/device copies: pageable_memcpy, small_transfers,
+// offload_pingpong, redundant_copy.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// Below this a copy is "small": its launch and sync cost more than the bytes (the catalog's
+// ~64 KB).
+constexpr int64_t kSmallCopyBytes = 64 * 1024;
+// At or above this a copy moves real working-set data (offload, clones).
+constexpr int64_t kLargeCopyBytes = 1 << 20;
+
+enum class Dir { HtoD, DtoH, DtoD, other };
+Dir direction(std::string_view n) {
+  if (n.find("HtoD") != std::string_view::npos) return Dir::HtoD;
+  if (n.find("DtoH") != std::string_view::npos) return Dir::DtoH;
+  if (n.find("DtoD") != std::string_view::npos) return Dir::DtoD;
+  return Dir::other;
+}
+
+int64_t bytes_of(const Trace& t, EventId g) {
+  const CopyArgs* c = t.copy(g);
+  return c == nullptr ? -1 : c->bytes;
+}
+
+// Copies of the primary device that start in [b, e).
+std::vector<EventId> copies_in(const RuleIndex& ix, int64_t b, int64_t e) {
+  std::vector<EventId> v;
+  auto [lo, hi] = ix.gpu_range(b, e);
+  for (size_t i = lo; i < hi; ++i)
+    if (ix.t.category[ix.gpu[i]] == Category::GpuMemcpy && ix.on_primary(ix.gpu[i])) v.push_back(ix.gpu[i]);
+  return v;
+}
+
+// Host time of a copy: its enclosing op (aten::copy_ waits for a pageable copy and its
+// stream sync), else the launching call.
+int64_t host_time(const RuleIndex& ix, EventId g, EventId* op_out = nullptr) {
+  const EventId op = ix.enclosing_op(g);
+  if (op_out != nullptr) *op_out = op;
+  if (op != kNoEvent) return ix.t.dur[op];
+  const EventId l = ix.tree.launcher(g);
+  return l == kNoEvent ? 0 : ix.t.dur[l];
+}
+
+std::string top_name(const std::map<std::string, int64_t>& m) {
+  std::string best;
+  int64_t n = -1;
+  for (auto& [k, v] : m)
+    if (v > n) n = v, best = k;
+  return best;
+}
+
+std::string at(const std::vector<CodeLocation>& locs) {
+  return locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
+}
+
+void span_of(const Trace& t, RuleFinding& f) {
+  if (f.events.empty()) return;
+  f.begin = t.ts[f.events.front()];
+  f.end = f.begin;
+  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
+}
+
+// pageable_memcpy: copy time in the range; 0.5% fires, 5% is certain.
+constexpr double kPageableFireShare = 0.005;
+constexpr double kPageableStrongShare = 0.05;
+// small_transfers: count of small copies in the range; 8 fire, 64 is certain.
+constexpr double kSmallFireCount = 8;
+constexpr double kSmallStrongCount = 64;
+// offload_pingpong: time of copies whose size went both ways; 2% of the range fires, 30% is
+// certain (the catalog's "memcpy a large share of step time").
+constexpr double kPingpongFireShare = 0.02;
+constexpr double kPingpongStrongShare = 0.30;
+// redundant_copy: large device-to-device copy time as a share of GPU busy time; 5% fires,
+// 30% is certain. And at least this many copies, so one odd copy does not fire.
+constexpr double kRedundantFireShare = 0.05;
+constexpr double kRedundantStrongShare = 0.30;
+constexpr size_t kRedundantMinCopies = 3;
+
+}  // namespace
+
+void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  RuleFinding f;
+  int64_t copy_time = 0, bytes = 0, host = 0;
+  int n_up = 0, n_down = 0;
+  std::map<std::string, int64_t> by_op;
+  std::vector<Interval> host_spans;
+  for (EventId g : copies_in(ix, begin, end)) {
+    const std::string_view n = t.name_of(g);
+    if (n.find("Pageable") == std::string_view::npos || bytes_of(t, g) < kSmallCopyBytes) continue;
+    EventId op;
+    host += host_time(ix, g, &op);
+    copy_time += t.dur[g];
+    bytes += bytes_of(t, g);
+    (direction(n) == Dir::DtoH ? n_down : n_up)++;
+    by_op[op == kNoEvent ? std::string(n) : std::string(t.name_of(op))] += t.dur[g];
+    if (op != kNoEvent) host_spans.emplace_back(t.ts[op], t.end(op));
+    f.events.push_back(g);
+  }
+  const double range = static_cast<double>(end - begin);
+  if (f.events.empty() || static_cast<double>(copy_time) / range < kPageableFireShare) return;
+  f.id = "pageable_memcpy";
+  f.confidence = confidence_between(static_cast<double>(copy_time) / range, kPageableFireShare, kPageableStrongShare);
+  f.cost = host;
+  span_of(t, f);
+  const double gbps = copy_time > 0 ? static_cast<double>(bytes) / static_cast<double>(copy_time) : 0;
+  f.evidence.push_back(fmt::format("{} copies from/to pageable host memory ({} up, {} down), {} in {} ({:.1f} GB/s); "
+                                   "the host waits {} for them",
+                                   f.events.size(), n_up, n_down, bytes_text(bytes), dur_text(copy_time), gbps,
+                                   dur_text(host)));
+  const EventId top = f.events.front();
+  f.evidence.push_back(fmt::format("{} {} {} under {}", t.name_of(top), bytes_text(bytes_of(t, top)), dur_text(t.dur[top]),
+                                   top_name(by_op)));
+  f.locations = user_locations(ix, f.events);
+  f.fix = n_up >= n_down
+              ? fmt::format("pin the host tensors: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
+                            ".to(device, non_blocking=True) for the {} inputs copied by {}{}",
+                            bytes_text(bytes / std::max(1, n_up + n_down)), top_name(by_op), at(f.locations))
+              : fmt::format("copy device results into a pinned buffer (torch.empty(..., pin_memory=True).copy_(x, "
+                            "non_blocking=True)) instead of {}{}",
+                            top_name(by_op), at(f.locations));
+  // The GPU waiting on these copies' host side is explained.
+  for (auto [b, e] : merge_intervals(host_spans))
+    for (auto iv : uncovered(ix.busy, std::max(b, ix.gpu_first), std::min(e, ix.gpu_last)))
+      out.explained_idle.push_back(iv);
+  out.findings.push_back(std::move(f));
+}
+
+void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  RuleFinding f;
+  int64_t host = 0, bytes = 0;
+  int up = 0, down = 0;
+  std::map<std::string, int64_t> by_op;
+  for (EventId g : copies_in(ix, begin, end)) {
+    const Dir d = direction(t.name_of(g));
+    const int64_t b = bytes_of(t, g);
+    if ((d != Dir::HtoD && d != Dir::DtoH) || b < 0 || b >= kSmallCopyBytes) continue;
+    EventId op;
+    const int64_t h = host_time(ix, g, &op);
+    host += h;
+    bytes += b;
+    (d == Dir::HtoD ? up : down)++;
+    by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += 1;
+    f.events.push_back(g);
+  }
+  if (static_cast<double>(f.events.size()) < kSmallFireCount) return;
+  f.id = "small_transfers";
+  f.confidence = confidence_between(static_cast<double>(f.events.size()), kSmallFireCount, kSmallStrongCount);
+  f.cost = host;
+  span_of(t, f);
+  f.evidence.push_back(fmt::format("{} host/device copies under {} ({} HtoD, {} DtoH), {} moved in all, mean {}; "
+                                   "{} of host time in the ops that issue them",
+                                   f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
+                                   bytes_text(bytes / static_cast<int64_t>(f.events.size())), dur_text(host)));
+  f.evidence.push_back(fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
+                      "{} small copies issued by {}{} into one, and keep scalars in Python",
+                      f.events.size(), top_name(by_op), at(f.locations));
+  out.findings.push_back(std::move(f));
+}
+
+void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  std::map<int64_t, std::pair<std::vector<EventId>, std::vector<EventId>>> by_size;  // bytes -> (up, down)
+  for (EventId g : copies_in(ix, begin, end)) {
+    const Dir d = direction(t.name_of(g));
+    const int64_t b = bytes_of(t, g);
+    if (b < kLargeCopyBytes) continue;
+    if (d == Dir::HtoD) by_size[b].first.push_back(g);
+    if (d == Dir::DtoH) by_size[b].second.push_back(g);
+  }
+  RuleFinding f;
+  int64_t time = 0, bytes = 0;
+  size_t trips = 0;
+  for (auto& [b, ud] : by_size) {
+    if (ud.first.empty() || ud.second.empty()) continue;
+    trips += std::min(ud.first.size(), ud.second.size());
+    for (const auto* v : {&ud.second, &ud.first})
+      for (EventId g : *v) time += t.dur[g], bytes += b, f.events.push_back(g);
+  }
+  const double range = static_cast<double>(end - begin);
+  if (trips == 0 || static_cast<double>(time) / range < kPingpongFireShare) return;
+  f.id = "offload_pingpong";
+  f.confidence = confidence_between(static_cast<double>(time) / range, kPingpongFireShare, kPingpongStrongShare);
+  f.cost = time;
+  span_of(t, f);
+  f.evidence.push_back(fmt::format("{} round trips of tensors of the same sizes between host and device: {} copies, "
+                                   "{} moved, {} of copy time ({} of the range)",
+                                   trips, f.events.size(), bytes_text(bytes), dur_text(time),
+                                   pct_text(static_cast<double>(time) / range)));
+  f.locations = user_locations(ix, f.events);
+  f.fix = fmt::format("keep the {} tensors that go out and come back on the GPU when memory allows{}; if offloading "
+                      "is needed, use pinned buffers and prefetch on a side stream so the copies overlap compute",
+                      bytes_text(bytes / static_cast<int64_t>(f.events.size())), at(f.locations));
+  out.findings.push_back(std::move(f));
+}
+
+namespace {
+// Product of the first tensor's dims times its element size, from the op's recorded
+// shapes; -1 when not recorded.
+int64_t first_tensor_bytes(const Trace& t, EventId op) {
+  const OpArgs* a = t.op(op);
+  if (a == nullptr) return -1;
+  const std::string_view dims = t.strings.view(a->input_dims);
+  const std::string_view types = t.strings.view(a->input_types);
+  const size_t open = dims.find('[', dims.find('[') + 1);
+  if (open == std::string_view::npos) return -1;
+  const size_t close = dims.find(']', open);
+  if (close == std::string_view::npos) return -1;
+  int64_t n = 1;
+  bool any = false;
+  for (size_t i = open + 1; i < close;) {
+    while (i < close && (dims[i] < '0' || dims[i] > '9')) ++i;
+    if (i >= close) break;
+    int64_t v = 0;
+    while (i < close && dims[i] >= '0' && dims[i] <= '9' && v < (int64_t{1} << 40)) v = v * 10 + (dims[i++] - '0');
+    n = std::min<int64_t>(n * v, int64_t{1} << 50);
+    any = true;
+  }
+  if (!any) return -1;
+  int64_t size = 4;
+  const size_t q = types.find('"');
+  const std::string_view first = q == std::string_view::npos ? types : types.substr(q + 1, types.find('"', q + 1) - q - 1);
+  if (first == "c10::Half" || first == "c10::BFloat16" || first == "short int") size = 2;
+  if (first == "double" || first == "long int" || first == "c10::complex<float>") size = 8;
+  if (first == "bool" || first == "unsigned char" || first == "signed char" || first.find("Float8") != std::string_view::npos)
+    size = 1;
+  return n * size;
+}
+}  // namespace
+
+void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  RuleFinding f;
+  int64_t time = 0, bytes = 0, dtod = 0, clones = 0, busy_time = 0;
+  std::map<std::string, int64_t> by_op;
+  auto [lo, hi] = ix.gpu_range(begin, end);
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[i];
+    if (!ix.on_primary(g) || ix.gpu_in_optimizer[i]) continue;
+    busy_time += t.dur[g];
+    int64_t b = -1;
+    const EventId op = ix.enclosing_op(g);
+    if (t.category[g] == Category::GpuMemcpy) {
+      if (direction(t.name_of(g)) != Dir::DtoD) continue;
+      b = bytes_of(t, g);
+      if (b >= kLargeCopyBytes) ++dtod;
+    } else if (t.category[g] == Category::Kernel && op != kNoEvent) {
+      // A copy kernel launched for .contiguous() / .clone(): the clone op is the copy's
+      // enclosing op or its parent.
+      EventId clone = ix.has(op, kCloneOp) ? op : kNoEvent;
+      const EventId up = ix.tree.parent(op);
+      if (clone == kNoEvent && up != kNoEvent && ix.has(up, kCloneOp)) clone = up;
+      if (clone == kNoEvent) continue;
+      b = first_tensor_bytes(t, clone);
+      if (b >= kLargeCopyBytes) ++clones;
+    } else {
+      continue;
+    }
+    if (b < kLargeCopyBytes) continue;
+    time += t.dur[g];
+    bytes += b;
+    by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += t.dur[g];
+    f.events.push_back(g);
+  }
+  if (f.events.size() < kRedundantMinCopies || busy_time == 0) return;
+  const double share = static_cast<double>(time) / static_cast<double>(busy_time);
+  if (share < kRedundantFireShare) return;
+  f.id = "redundant_copy";
+  f.confidence = confidence_between(share, kRedundantFireShare, kRedundantStrongShare);
+  f.cost = time;
+  span_of(t, f);
+  f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({} Memcpy DtoD, {} contiguous/clone "
+                                   "kernels): {} moved in {}, {} of GPU time in the range",
+                                   f.events.size(), bytes_text(kLargeCopyBytes), dtod, clones, bytes_text(bytes),
+                                   dur_text(time), pct_text(share)));
+  f.evidence.push_back(fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
+  f.locations = user_locations(ix, f.events);
+  const bool ddp = t.strings.find("DistributedDataParallel.forward") != kNoString;
+  f.fix = ddp && dtod >= clones
+              ? fmt::format("DDP copies every gradient into its all-reduce bucket ({} per range here): construct "
+                            "DistributedDataParallel(..., gradient_as_bucket_view=True) so gradients are views of the "
+                            "buckets",
+                            bytes_text(bytes))
+              : fmt::format("avoid the copies made by {}{}: keep tensors contiguous where they are made, use views "
+                            "and in-place ops instead of .contiguous()/.clone()",
+                            top_name(by_op), at(f.locations));
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace ttap::rules
