@@ -21,6 +21,7 @@ struct ScoreOptions {
   std::string model;          // model file or folder; "" = search (see find_model_dir)
   std::string device = "auto";  // auto|cpu|cuda
   int threads = 0;            // libtorch intra-op threads; 0 = its default
+  int max_events = 128;       // the WindowOptions::max_events the windows were made with
 };
 
 struct TraceScores {

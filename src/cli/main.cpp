@@ -92,10 +92,45 @@ int dispatch(int argc, char** argv) {
   tokenizer_cmd->add_option("-o,--output", tokenizer.output, "Model prefix (writes PREFIX.model, PREFIX.vocab)")->required();
   tokenizer_cmd->add_option("--vocab", tokenizer.vocab, "Vocabulary size")->check(CLI::Range(64, 100000));
 
+  EvalOptions eval;
+  auto* eval_cmd = app.add_subcommand("eval", "Score a labeled dataset (docs/DATASET.md) and report the detector's metrics");
+  eval_cmd->add_option("dataset", eval.dataset, "Dataset folder (manifest.jsonl + traces)")->required();
+  eval_cmd->add_option("--scorer", eval.scorer, "model, rules or cluster")->check(CLI::IsMember({"model", "rules", "cluster"}));
+  eval_cmd->add_option("--format", eval.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  eval_cmd->add_option("-o,--output", eval.output, "Write to this file instead of stdout");
+  eval_cmd->add_option("--windows", eval.windows, "Windows per trace")->check(CLI::Range(1, 100000));
+  eval_cmd->add_option("--max-events", eval.max_events, "Events kept per window")->check(CLI::Range(1, 100000));
+  eval_cmd->add_option("--top-k", eval.top_k, "Windows per trace that count as flagged (localization)")->check(CLI::Range(1, 100000));
+  eval_cmd->add_option("--model", eval.model, "Model file or folder (default: searched)");
+  eval_cmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  eval_cmd->add_option("--threads", eval.threads, "libtorch threads (0 = its default)")->check(CLI::Range(0, 1024));
+
   AnalyzeOptions analyze;
-  auto* analyze_cmd = app.add_subcommand("analyze", "Analyze traces for performance problems");
-  analyze_cmd->add_option("traces", analyze.traces, "Trace files")->required();
+  auto* analyze_cmd = app.add_subcommand("analyze", "Find performance anti-patterns in traces (exit 1 when flagged, for CI)");
+  analyze_cmd->add_option("traces", analyze.traces, "Trace files or folders (searched recursively for .json and .json.gz)")->required();
+  analyze_cmd->add_option("--format", analyze.format, "text, json, md, sarif, junit or html")
+      ->check(CLI::IsMember({"text", "json", "md", "sarif", "junit", "html"}));
   analyze_cmd->add_option("-o,--output", analyze.output, "Write to this file instead of stdout");
+  analyze_cmd->add_option("--config", analyze.config, "Config file (JSON); default ./ttap.json when present");
+  analyze_cmd->add_option("-j,--jobs", analyze.jobs, "Traces analyzed at once (0 = one per core)")->check(CLI::Range(0, 1024));
+  analyze_cmd->add_flag("!--no-progress", analyze.progress, "No progress bar on the terminal");
+  analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none, warning (default) or error")
+      ->check(CLI::IsMember({"none", "warning", "error"}));
+  analyze_cmd->add_option("--fail-score", analyze.fail_score, "Exit 1 when a trace score is at least S (0..1)")->check(CLI::Range(0.0, 1.0));
+  analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));
+  analyze_cmd->add_option("--windows", analyze.windows, "Windows per trace (default 100)")->check(CLI::Range(1, 100000));
+  analyze_cmd->add_option("--scorer", analyze.scorer, "model (default), rules or cluster")->check(CLI::IsMember({"model", "rules", "cluster"}));
+  analyze_cmd->add_option("--model", analyze.model, "Detector model file or folder (default: search models/)");
+  analyze_cmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  analyze_cmd->add_option("--threads", analyze.threads, "libtorch intra-op threads (0 = its default)")->check(CLI::Range(0, 1024));
+  analyze_cmd->add_option("--llm-url", analyze.llm_url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key: TTAP_LLM_API_KEY or OPENAI_API_KEY)");
+  analyze_cmd->add_option("--llm-model", analyze.llm_model, "Model name sent to the endpoint");
+  analyze_cmd->add_option("--llm-timeout", analyze.llm_timeout, "Seconds per request (default 60)")->check(CLI::Range(0.1, 3600.0));
+  analyze_cmd->add_option("--llm-retries", analyze.llm_retries, "Retries on 429/5xx/transport errors (default 3)")->check(CLI::Range(0, 20));
+  analyze_cmd->add_option("--llm-concurrency", analyze.llm_concurrency, "Requests in flight at once (default 4)")->check(CLI::Range(1, 256));
+  analyze_cmd->add_option("--llm-cache", analyze.llm_cache, "Folder for cached responses");
+  analyze_cmd->add_flag("--llm-redact", analyze.llm_redact, "Replace user module and file names before sending");
+  analyze_cmd->add_option("--llm-rounds", analyze.llm_rounds, "Refinement rounds per window (default 3)")->check(CLI::Range(1, 10));
 
   try {
     app.parse(argc, argv);
@@ -130,6 +165,7 @@ int dispatch(int argc, char** argv) {
   if (analyze_cmd->parsed()) return run_analyze(analyze);
   if (features_cmd->parsed()) return run_features(features);
   if (tokenizer_cmd->parsed()) return run_tokenizer(tokenizer);
+  if (eval_cmd->parsed()) return run_eval(eval);
   fmt::print(stderr, "{}", app.help());
   return kBadInput;
 }

@@ -1,12 +1,14 @@
-// The ttap_torch module: the one translation unit that includes libtorch. The window
-// detector's TorchScript model runs here (a later stage); for now it reports what the
-// linked libtorch offers.
+// The ttap_torch module: the one translation unit that includes libtorch. It runs the
+// window detector's TorchScript model (docs/features.md gives its interface) and reports
+// what the linked libtorch offers.
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "torch_api.h"
 
@@ -19,6 +21,81 @@ extern "C" int ttap_torch_info(ttap_torch_info_t* out) {
     out->threads = at::get_num_threads();
     return 0;
   } catch (...) {
+    return -1;
+  }
+}
+
+struct ttap_detector {
+  torch::jit::script::Module module;
+  torch::Device device{torch::kCPU};
+  std::string device_name;
+};
+
+namespace {
+
+void set_error(char* err, size_t errlen, const std::string& what) {
+  if (err && errlen) std::snprintf(err, errlen, "%s", what.c_str());
+}
+
+// Borrowed host memory as a tensor of `dtype` on the detector's device (a copy only for
+// CUDA or a dtype change).
+torch::Tensor to_device(const void* data, torch::IntArrayRef shape, torch::ScalarType host_type, torch::ScalarType type,
+                        const torch::Device& device) {
+  torch::Tensor t = torch::from_blob(const_cast<void*>(data), shape, torch::TensorOptions().dtype(host_type));
+  return t.to(device, type, /*non_blocking=*/false, /*copy=*/false);
+}
+
+}  // namespace
+
+extern "C" ttap_detector_t* ttap_detector_load(const char* path, const char* device, int threads, char* err, size_t errlen) {
+  try {
+    auto d = std::make_unique<ttap_detector>();
+    const std::string want = device ? device : "auto";
+    const bool cuda = torch::cuda::is_available();
+    if (want == "cuda" && !cuda) {
+      set_error(err, errlen, std::string("--device cuda: this libtorch (") + TORCH_VERSION + ") has no CUDA or sees no GPU");
+      return nullptr;
+    }
+    d->device = (want == "cuda" || (want == "auto" && cuda)) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    d->device_name = d->device.is_cuda() ? "cuda" : "cpu";
+    if (threads > 0) at::set_num_threads(threads);
+    d->module = torch::jit::load(path, d->device);
+    d->module.eval();
+    return d.release();
+  } catch (const std::exception& e) {
+    set_error(err, errlen, std::string("cannot load the detector: ") + e.what());
+    return nullptr;
+  }
+}
+
+extern "C" void ttap_detector_free(ttap_detector_t* d) { delete d; }
+
+extern "C" const char* ttap_detector_device(const ttap_detector_t* d) { return d->device_name.c_str(); }
+
+extern "C" int ttap_detector_score(ttap_detector_t* d, const ttap_features_t* f, float* out, char* err, size_t errlen) {
+  try {
+    torch::NoGradGuard no_grad;
+    const auto& dev = d->device;
+    const int64_t W = f->windows, E = f->events;
+    std::vector<torch::jit::IValue> inputs{
+        to_device(f->name_tokens, {f->names, f->name_tokens_per_name}, torch::kInt32, torch::kInt64, dev),
+        to_device(f->event_name, {W, E}, torch::kInt32, torch::kInt64, dev),
+        to_device(f->event_kind, {W, E}, torch::kInt32, torch::kInt64, dev),
+        to_device(f->event_opcat, {W, E}, torch::kInt32, torch::kInt64, dev),
+        to_device(f->event_track, {W, E}, torch::kInt32, torch::kInt64, dev),
+        to_device(f->event_numeric, {W, E, f->numeric}, torch::kFloat32, torch::kFloat32, dev),
+        to_device(f->event_mask, {W, E}, torch::kUInt8, torch::kBool, dev),
+    };
+    torch::Tensor scores = d->module.forward(inputs).toTensor().to(torch::kCPU, torch::kFloat32).contiguous();
+    if (scores.dim() != 1 || scores.size(0) != W) {
+      set_error(err, errlen, "the detector returned " + std::to_string(scores.numel()) + " scores for " + std::to_string(W) +
+                                 " windows (a model for another feature version?)");
+      return -1;
+    }
+    std::memcpy(out, scores.data_ptr<float>(), sizeof(float) * static_cast<size_t>(W));
+    return 0;
+  } catch (const std::exception& e) {
+    set_error(err, errlen, std::string("the detector failed: ") + e.what());
     return -1;
   }
 }

@@ -1,0 +1,130 @@
+// Window scoring: the model, or one of the paper's two baselines (include/ttap/scoring.hpp).
+#include "ttap/scoring.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "ttap/detector.hpp"
+#include "ttap/features.hpp"
+#include "ttap/input.hpp"
+#include "ttap/model_files.hpp"
+#include "ttap/rules.hpp"
+#include "ttap/tokenizer.hpp"
+
+namespace ttap {
+
+namespace {
+
+std::vector<double> rule_window_scores(const Trace& t, const EventTree& tree, const std::vector<Window>& windows) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const Window& w : windows) ranges.emplace_back(w.begin, w.end);
+  return RuleEngine(t, tree).scores(ranges);
+}
+
+// The clustering baseline: how far each window's statistics lie from the trace's typical
+// window, per statistic in robust z-scores (median, MAD), squashed to [0, 1). Unsupervised:
+// it flags the unusual, not the slow.
+std::vector<double> cluster_window_scores(const FeatureBatch& b) {
+  const size_t W = static_cast<size_t>(b.windows);
+  std::vector<double> dist(W, 0.0);
+  for (int k = 0; k < kWindowStats; ++k) {
+    std::vector<double> col(W);
+    for (size_t w = 0; w < W; ++w) col[w] = b.window_stats[w * kWindowStats + static_cast<size_t>(k)];
+    std::vector<double> sorted = col;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(W / 2), sorted.end());
+    const double median = sorted[W / 2];
+    for (double& v : sorted) v = std::fabs(v - median);
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(W / 2), sorted.end());
+    const double mad = std::max(sorted[W / 2] * 1.4826, 0.05);  // floor: flat statistics are not news
+    for (size_t w = 0; w < W; ++w) dist[w] += std::pow((col[w] - median) / mad, 2);
+  }
+  for (double& d : dist) d = 1.0 - std::exp(-std::sqrt(d / kWindowStats) / 3.0);
+  return dist;
+}
+
+// Loaded once per process: libtorch's start and the model's load cost far more than a
+// forward, and `analyze DIR` scores many traces.
+struct LoadedModel {
+  ModelFiles files;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Detector> detector;
+  std::mutex run;  // one forward at a time per model
+};
+
+LoadedModel& model_for(const ScoreOptions& o) {
+  static std::mutex m;
+  static std::map<std::string, std::unique_ptr<LoadedModel>> cache;
+  std::lock_guard lock(m);
+  const std::string key = fmt::format("{}|{}|{}", o.model, o.device, o.threads);
+  auto& slot = cache[key];
+  if (!slot) {
+    auto lm = std::make_unique<LoadedModel>();
+    lm->files = find_model_files(o.model);
+    if (lm->files.detector.empty()) throw std::runtime_error(fmt::format("no {} in {}", kDetectorFile, lm->files.dir));
+    lm->tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(lm->files.tokenizer));
+    lm->detector = std::make_unique<Detector>(Detector::open(lm->files.detector, o.device, o.threads));
+    slot = std::move(lm);
+  }
+  return *slot;
+}
+
+double mean(const std::vector<double>& v) { return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
+
+}  // namespace
+
+TraceScores score_windows(const Trace& t, const EventTree& tree, const std::vector<Window>& windows, const ScoreOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TraceScores s;
+  if (windows.empty()) {
+    s.scorer = "none";
+    return s;
+  }
+  const WindowOptions wopt{static_cast<int>(windows.size()), o.max_events};
+  switch (o.scorer) {
+    case Scorer::model: {
+      LoadedModel* lm = nullptr;
+      try {
+        lm = &model_for(o);
+      } catch (const InputError&) {
+        if (!o.model.empty()) throw;  // the user named a model: a bad path is their error to see
+        s.warning = "no detector model found (set TTAP_MODEL_DIR or --model); windows scored by the rule detectors";
+      } catch (const std::runtime_error& e) {
+        if (!o.model.empty() || o.device == "cuda") throw;
+        s.warning = fmt::format("the detector model is unavailable ({}); windows scored by the rule detectors", e.what());
+      }
+      if (lm == nullptr) {
+        s.window = rule_window_scores(t, tree, windows);
+        s.scorer = "rules";
+        break;
+      }
+      const Tokenizer& tok = *lm->tokenizer;
+      const FeatureBatch b = compute_features(t, tree, windows, wopt, [&](std::string_view n) { return tok.encode(n); });
+      std::lock_guard lock(lm->run);
+      s.window = lm->detector->score(b);
+      s.scorer = "model";
+      s.device = lm->detector->device();
+      break;
+    }
+    case Scorer::rules:
+      s.window = rule_window_scores(t, tree, windows);
+      s.scorer = "rules";
+      break;
+    case Scorer::cluster: {
+      const FeatureBatch b = compute_features(t, tree, windows, wopt, [](std::string_view) { return std::vector<int>{}; });
+      s.window = cluster_window_scores(b);
+      s.scorer = "cluster";
+      break;
+    }
+  }
+  s.trace = mean(s.window);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+}  // namespace ttap
