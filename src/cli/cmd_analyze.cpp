@@ -1,69 +1,249 @@
-// `ttap analyze`: for now the trace's headline figures (GPU timeline, where GPU time goes,
-// steps, launches). Window scoring and anti-pattern classification are later stages.
-#include <fmt/format.h>
+// `ttap analyze TRACE|DIR...`: the main command. Expands folders, merges the config file
+// with the flags, runs the classify pipeline on each trace (several at once with -j),
+// renders one report and turns it into an exit code a CI job can act on.
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <new>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "../classify/classify.hpp"
+#include "../config/config.hpp"
 #include "commands.hpp"
-#include "ttap/analyze.hpp"
-#include "ttap/table.hpp"
-#include "ttap/whatif.hpp"
+#include "ttap/input.hpp"
+#include "ttap/report.hpp"
+#include "ttap/version.hpp"
 
 namespace ttap::cli {
 
 namespace {
 
-double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+namespace fs = std::filesystem;
 
-std::string headline_text(const Trace& t, const EventTree& tree) {
-  std::string out = fmt::format("{}\n", t.source);
-  const auto timelines = gpu_timeline(t, tree);
-  if (timelines.empty()) out += "  no GPU activity (CPU-only trace)\n";
-  for (const auto& g : timelines) {
-    out += fmt::format("  GPU {}: busy {:.1f}% of {:.3f} ms (compute {:.1f}%, exposed comm {:.1f}%, exposed memcpy {:.1f}%), idle {:.3f} ms\n",
-                       g.device, pct(g.busy, g.total), static_cast<double>(g.total) / 1e6, pct(g.computation, g.total),
-                       pct(g.exposed_communication, g.total), pct(g.exposed_memcpy, g.total), static_cast<double>(g.idle) / 1e6);
-  }
-  const auto cats = category_breakdown(t, tree);
-  int64_t total = 0;
-  for (const auto& c : cats) total += c.kernel_time;
-  std::string top;
-  for (size_t i = 0; i < cats.size() && i < 4; ++i)
-    top += fmt::format("{}{} {:.1f}%", i ? ", " : "", op_category_name(cats[i].category), pct(cats[i].kernel_time, total));
-  if (!top.empty()) out += fmt::format("  GPU time by category: {}\n", top);
-  const auto steps = step_breakdown(t, tree);
-  if (!steps.empty()) {
-    int64_t dur = 0, busy = 0, loader = 0;
-    for (const auto& s : steps) {
-      dur += s.duration;
-      busy += s.gpu_busy;
-      loader += s.dataloader;
+bool is_trace_name(const std::string& name) { return name.ends_with(".json") || name.ends_with(".json.gz"); }
+
+// A file, "-", or a folder searched recursively (sorted, so reports are stable). A path
+// that does not exist, or a folder without traces, becomes an error entry of its own: the
+// batch goes on and the exit code says something was wrong.
+struct Inputs {
+  std::vector<std::string> files;
+  std::vector<TraceReport> errors;
+};
+
+Inputs collect_inputs(const std::vector<std::string>& paths) {
+  Inputs in;
+  auto error = [&](const std::string& path, const std::string& what) {
+    TraceReport r;
+    r.path = path;
+    r.verdict = Verdict::error;
+    r.gate_failed = true;
+    r.error = what;
+    in.errors.push_back(std::move(r));
+  };
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (p == "-" || fs::is_regular_file(p, ec)) {
+      in.files.push_back(p);
+      continue;
     }
-    out += fmt::format("  {} steps, mean {:.3f} ms: GPU busy {:.1f}%, DataLoader {:.1f}% of step time\n", steps.size(),
-                       static_cast<double>(dur) / 1e6 / static_cast<double>(steps.size()), pct(busy, dur), pct(loader, dur));
+    if (!fs::is_directory(p, ec)) {
+      error(p, fs::exists(p, ec) ? "not a file or folder" : "no such file or folder");
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code ec2;
+      if (it->is_regular_file(ec2) && is_trace_name(it->path().filename().string())) found.push_back(it->path().string());
+    }
+    if (ec) error(p, fmt::format("cannot read the folder: {}", ec.message()));
+    if (found.empty() && !ec) error(p, "no .json or .json.gz traces in this folder");
+    std::sort(found.begin(), found.end());
+    in.files.insert(in.files.end(), found.begin(), found.end());
   }
-  const LaunchStats ls = launch_stats(t, tree);
-  if (ls.launches > 0)
-    out += fmt::format("  {} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {:.1f} us, p95 {:.1f} us\n",
-                       ls.launches, pct(ls.short_kernels, ls.launches), static_cast<double>(ls.launch_delay_p50) / 1e3,
-                       static_cast<double>(ls.launch_delay_p95) / 1e3);
-  for (const WhatIf& w : whatif_all(t, tree)) {
-    if (w.step_share < 0.01) continue;
-    out += fmt::format("  what-if {}: {} would save ~{:.3f} ms per step ({:.1f}%)\n", w.id, w.fix,
-                       static_cast<double>(w.saved_per_step) / 1e6, 100.0 * w.step_share);
+  return in;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+Scorer parse_scorer(const std::string& s) { return s == "rules" ? Scorer::rules : s == "cluster" ? Scorer::cluster : Scorer::model; }
+
+// Flags win over the config file, which wins over the defaults.
+AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<AnalyzeConfig>& c, std::string& scorer_name) {
+  AnalyzeSettings s;
+  auto pick = [](const auto& flag, const auto& file, auto fallback) {
+    if (flag) return static_cast<decltype(fallback)>(*flag);
+    if (file) return static_cast<decltype(fallback)>(*file);
+    return fallback;
+  };
+  const std::optional<AnalyzeConfig> none;
+  const AnalyzeConfig empty;
+  const AnalyzeConfig& cfg = c ? *c : empty;
+  s.windows = pick(o.windows, cfg.windows, 100);
+  s.top_k = pick(o.top_k, cfg.top_k, 5);
+  scorer_name = pick(o.scorer, cfg.scorer, std::string("model"));
+  s.score.scorer = parse_scorer(scorer_name);
+  s.score.model = pick(o.model, cfg.model, std::string());
+  s.score.device = pick(o.device, cfg.device, std::string("auto"));
+  s.score.threads = o.threads;
+  s.fail_on = o.fail_on ? *parse_fail_on(*o.fail_on) : cfg.fail_on.value_or(FailOn::warning);
+  s.fail_score = o.fail_score ? o.fail_score : cfg.fail_score;
+  s.ignores = cfg.ignores;
+  LlmConfig& l = s.llm;
+  l.url = pick(o.llm_url, cfg.llm.url, std::string());
+  l.model = pick(o.llm_model, cfg.llm.model, std::string());
+  l.timeout_s = pick(o.llm_timeout, cfg.llm.timeout, 60.0);
+  l.retries = pick(o.llm_retries, cfg.llm.retries, 3);
+  l.max_concurrent = pick(o.llm_concurrency, cfg.llm.concurrency, 4);
+  l.cache_dir = pick(o.llm_cache, cfg.llm.cache, std::string());
+  l.redact = o.llm_redact || cfg.llm.redact.value_or(false);
+  l.max_rounds = pick(o.llm_rounds, cfg.llm.rounds, 3);
+  // The key comes from the environment only, so it never lands in a file or a report.
+  l.api_key = env("TTAP_LLM_API_KEY");
+  if (l.api_key.empty()) l.api_key = env("OPENAI_API_KEY");
+  return s;
+}
+
+std::optional<AnalyzeConfig> read_config(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return load_analyze_config(explicit_path);
+  std::error_code ec;
+  if (fs::is_regular_file("ttap.json", ec)) return load_analyze_config("ttap.json");
+  return std::nullopt;
+}
+
+TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TraceReport r;
+  try {
+    Loaded l = load_and_build(path);
+    r = analyze_trace(l.trace, l.tree, settings);
+  } catch (const InputError& e) {
+    r = {};
+    r.verdict = Verdict::error;
+    r.error = e.what();
+  } catch (const std::bad_alloc&) {
+    r = {};
+    r.verdict = Verdict::error;
+    r.internal_error = true;
+    r.error = "out of memory";
+  } catch (const std::exception& e) {
+    r = {};
+    r.verdict = Verdict::error;
+    r.internal_error = true;
+    r.error = fmt::format("internal error: {}", e.what());
   }
-  return out;
+  r.path = path;
+  if (r.verdict == Verdict::error) {
+    r.gate_failed = true;
+    // The loader's message starts with the path; the report names the path already.
+    if (r.error.starts_with(path + ": ")) r.error.erase(0, path.size() + 2);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// "[=======>      ] 12/40 traces, 1 failed" on stderr, redrawn in place.
+class ProgressBar {
+ public:
+  ProgressBar(size_t total, bool active) : total_(total), active_(active) {}
+  ~ProgressBar() {
+    if (active_ && drawn_) std::fputs("\r\033[K", stderr);
+  }
+  void done(bool failed) {
+    std::lock_guard lock(mu_);
+    ++done_;
+    failed_ += failed;
+    if (!active_) return;
+    constexpr size_t kWidth = 30;
+    const size_t filled = total_ ? kWidth * done_ / total_ : kWidth;
+    const std::string bar = std::string(filled, '=') + (filled < kWidth ? ">" : "") + std::string(kWidth - std::min(kWidth, filled + 1), ' ');
+    std::fputs(fmt::format("\r\033[Kttap: [{}] {}/{} traces{}", bar, done_, total_, failed_ ? fmt::format(", {} failed", failed_) : "")
+                   .c_str(),
+               stderr);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  size_t total_ = 0, done_ = 0, failed_ = 0;
+  bool active_ = false, drawn_ = false;
+};
+
+std::string render(const Report& report, const std::string& format, bool color) {
+  if (format == "json") return render_analyze_json(report);
+  if (format == "md") return render_analyze_markdown(report);
+  if (format == "sarif") return render_analyze_sarif(report);
+  if (format == "junit") return render_analyze_junit(report);
+  if (format == "html") return render_analyze_html(report);
+  return render_analyze_text(report, TextStyle{color});
+}
+
+// Colors only for a person at a terminal: not into files or pipes, not with NO_COLOR set
+// (no-color.org), not on a dumb terminal.
+bool want_color(const AnalyzeOptions& o) {
+  const bool to_stdout = o.output.empty() || o.output == "-";
+  return to_stdout && ::isatty(STDOUT_FILENO) && env("NO_COLOR").empty() && env("TERM") != "dumb";
 }
 
 }  // namespace
 
 int run_analyze(const AnalyzeOptions& o) {
-  std::string out;
-  for (const auto& path : o.traces) {
-    Loaded l = load_and_build(path);
-    out += headline_text(l.trace, l.tree);
+  const std::optional<AnalyzeConfig> config = read_config(o.config);
+  std::string scorer_name;
+  const AnalyzeSettings settings = merge_settings(o, config, scorer_name);
+
+  Inputs inputs = collect_inputs(o.traces);
+  Report report;
+  report.tool_version = std::string(version());
+  report.settings = {settings.windows, settings.top_k, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
+                     settings.llm.enabled(), config ? config->path : std::string()};
+  if (settings.llm.enabled() && settings.llm.api_key.empty())
+    report.warnings.push_back("no API key in TTAP_LLM_API_KEY or OPENAI_API_KEY: LLM requests are sent without one");
+
+  std::vector<TraceReport> results(inputs.files.size());
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = std::clamp<size_t>(o.jobs > 0 ? static_cast<size_t>(o.jobs) : cores, 1, std::max<size_t>(1, inputs.files.size()));
+  ProgressBar progress(inputs.files.size(), o.progress && inputs.files.size() > 1 && ::isatty(STDERR_FILENO) &&
+                                                spdlog::get_level() <= spdlog::level::info);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < inputs.files.size();) {
+      results[i] = analyze_one(inputs.files[i], settings);
+      progress.done(results[i].verdict == Verdict::error);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+
+  report.traces = std::move(inputs.errors);
+  report.traces.insert(report.traces.end(), std::make_move_iterator(results.begin()), std::make_move_iterator(results.end()));
+  write_output(o.output, render(report, o.format, want_color(o)));
+
+  // A CI job must notice a file it could not judge: ttap's own failure (3) outranks bad
+  // input (2), which outranks a flagged trace (1).
+  int code = kOk;
+  for (const TraceReport& t : report.traces) {
+    if (t.verdict == Verdict::error) code = std::max<int>(code, t.internal_error ? kInternal : kBadInput);
+    else if (t.gate_failed) code = std::max<int>(code, kFlagged);
   }
-  out += "(anti-pattern detection is not in this build yet: see `ttap summary` for the full breakdown)\n";
-  write_output(o.output, out);
-  return kOk;
+  for (const TraceReport& t : report.traces)
+    if (t.verdict == Verdict::error) spdlog::error("{}: {}", t.path, t.error);
+  return code;
 }
 
 }  // namespace ttap::cli

@@ -59,10 +59,30 @@ struct EvalOptions {
   int threads = 0;
 };
 
+// `ttap analyze`. Unset optionals fall back to the config file, then to the defaults.
 struct AnalyzeOptions {
-  std::vector<std::string> traces;
-  std::string format = "text";
+  std::vector<std::string> traces;  // files or folders (recursive over .json/.json.gz)
+  std::string format = "text";      // text|json|md|sarif|junit|html
   std::string output;
+  std::string config;               // --config FILE; "" = ./ttap.json when present
+  int jobs = 0;                     // traces analyzed at once; 0 = one per core
+  bool progress = true;             // a progress bar on a terminal (stderr)
+  std::optional<std::string> fail_on;
+  std::optional<double> fail_score;
+  std::optional<int> top_k;
+  std::optional<int> windows;
+  std::optional<std::string> scorer;
+  std::optional<std::string> model;
+  std::optional<std::string> device;
+  int threads = 0;
+  std::optional<std::string> llm_url;
+  std::optional<std::string> llm_model;
+  std::optional<double> llm_timeout;
+  std::optional<int> llm_retries;
+  std::optional<int> llm_concurrency;
+  std::optional<std::string> llm_cache;
+  bool llm_redact = false;
+  std::optional<int> llm_rounds;
 };
 
 struct DiffOptions {

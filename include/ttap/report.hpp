@@ -1,0 +1,144 @@
+// The analyze Report: what `ttap analyze` found in one or more traces, as plain data. The
+// classify stage (src/classify/) fills it; the renderers declared at the end turn it into
+// text, Markdown, JSON (docs/analyze-json.md), SARIF, JUnit or HTML without computing
+// anything themselves. Times are nanoseconds in the trace's own time base.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ttap/rules.hpp"
+
+namespace ttap {
+
+// The headline figures `ttap analyze` has always printed, per trace.
+struct GpuHeadline {
+  int32_t device = -1;
+  int64_t total = 0;  // the device's scope (step annotations, else first to last GPU event)
+  int64_t busy = 0;
+  int64_t idle = 0;
+  int64_t computation = 0;
+  int64_t exposed_communication = 0;
+  int64_t exposed_memcpy = 0;
+};
+
+struct CategoryShare {
+  std::string category;  // op_category_name()
+  double share = 0;      // of all GPU kernel time, 0..1
+};
+
+struct Headline {
+  std::vector<GpuHeadline> gpus;          // empty: a CPU-only trace
+  std::vector<CategoryShare> categories;  // the largest four
+  int64_t steps = 0;
+  int64_t step_mean = 0;                  // ns
+  double step_gpu_busy = 0;               // share of step time, 0..1
+  double step_dataloader = 0;             // share of step time, 0..1
+  int64_t launches = 0;
+  double short_kernel_share = 0;          // kernels shorter than their launch call, 0..1
+  int64_t launch_delay_p50 = 0;           // ns
+  int64_t launch_delay_p95 = 0;           // ns
+};
+
+// A what-if estimate (whatif.hpp): the step time the fix of one id would save.
+struct Saving {
+  std::string id;
+  std::string fix;
+  int64_t saved_per_step = 0;  // ns
+  double step_share = 0;       // 0..1
+  std::string model;           // how it was estimated
+};
+
+struct WindowScore {
+  uint32_t index = 0;
+  int64_t begin = 0;
+  int64_t end = 0;
+  double score = 0;      // 0..1, from the scorer
+  double gpu_busy = 0;   // share of the window with any GPU activity, 0..1
+  bool flagged = false;  // one of the top-k windows that holds a finding
+};
+
+struct Finding {
+  std::string id;        // catalog id
+  std::string name;      // the catalog's one-line name
+  Severity severity = Severity::warning;
+  double confidence = 0;
+  std::string source;    // "rules", "llm" or "rules+llm"
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t cost = 0;      // ns of step/GPU time it plausibly costs in its range
+  std::vector<std::string> evidence;
+  std::string fix;
+  std::string explanation;               // the LLM's, when it judged the window
+  std::optional<Saving> saving;          // the trace's what-if estimate for this id
+  std::vector<CodeLocation> locations;   // user code, most telling first
+};
+
+struct FlaggedWindow {
+  uint32_t index = 0;
+  int64_t begin = 0;
+  int64_t end = 0;
+  double score = 0;
+  std::vector<Finding> findings;  // by confidence, then cost
+};
+
+enum class Verdict : uint8_t { clean, flagged, error };
+std::string_view verdict_name(Verdict v);
+
+struct TraceReport {
+  std::string path;
+  Verdict verdict = Verdict::clean;
+  bool gate_failed = false;  // fails the CI gate (--fail-on / --fail-score)
+  std::string error;         // for Verdict::error: what went wrong, one line
+  bool internal_error = false;  // the error is ttap's fault, not the input's (exit code 3)
+
+  double score = 0;          // the trace score (mean of window scores)
+  std::string scorer;        // "model", "rules" or "cluster"
+  std::string device;        // where the model ran ("cpu"/"cuda"), "" otherwise
+  int64_t begin = 0;         // the steady state that was cut into windows
+  int64_t end = 0;
+  std::string steady_state;  // "steps", "gpu" or "cpu"
+
+  Headline headline;
+  std::vector<Saving> savings;  // every what-if estimate, largest first
+  std::vector<WindowScore> windows;
+  std::vector<FlaggedWindow> flagged;
+  uint32_t suppressed = 0;      // findings dropped by the config's ignores
+  std::vector<std::string> warnings;
+  double seconds = 0;           // wall time for this trace, load included
+};
+
+struct ReportSettings {  // what shaped the report, echoed in JSON
+  int windows = 100;
+  int top_k = 5;
+  std::string scorer;
+  std::string fail_on;               // none|warning|error
+  std::optional<double> fail_score;
+  bool llm = false;                  // an LLM endpoint was configured
+  std::string config;                // the config file read, "" if none
+};
+
+struct Report {
+  std::string tool_version;
+  ReportSettings settings;
+  std::vector<TraceReport> traces;
+  std::vector<std::string> warnings;  // not about one trace
+};
+
+// ---- Renderers (src/report/analyze_*.cpp) -----------------------------------------------
+struct TextStyle {
+  bool color = false;  // ANSI colors (a terminal, NO_COLOR unset)
+};
+std::string render_analyze_text(const Report& report, const TextStyle& style = {});
+std::string render_analyze_markdown(const Report& report);
+std::string render_analyze_json(const Report& report);   // "schema": "ttap.analyze/1"
+std::string render_analyze_sarif(const Report& report);  // SARIF 2.1.0
+std::string render_analyze_junit(const Report& report);  // JUnit XML, one testcase per trace
+std::string render_analyze_html(const Report& report);   // one self-contained page
+
+// The headline as the lines `ttap analyze` prints under each trace's path.
+std::vector<std::string> headline_lines(const TraceReport& trace);
+
+}  // namespace ttap

@@ -1,0 +1,82 @@
+// The analyze pipeline for one trace: headline -> windows -> scores -> the top-k windows
+// -> rule detectors (and the LLM when configured) -> findings with what-if savings and
+// user code locations -> ignores -> verdict and CI gate. Fills a TraceReport.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ttap/llm.hpp"
+#include "ttap/report.hpp"
+#include "ttap/scoring.hpp"
+#include "ttap/tree.hpp"
+
+namespace ttap {
+
+// A config-file ignore (see README, "Config file"). Empty fields match anything; an entry
+// needs at least one non-empty field. Patterns are shell globs (fnmatch, `*` crosses '/').
+struct Ignore {
+  std::string id;     // catalog id
+  std::string file;   // glob against the finding's user-code file (a finding without one never matches)
+  std::string trace;  // glob against the trace path
+  std::string reason; // for people; echoed nowhere else
+};
+
+enum class FailOn : uint8_t { none, warning, error };
+std::optional<FailOn> parse_fail_on(std::string_view s);
+std::string_view fail_on_name(FailOn f);
+
+struct AnalyzeSettings {
+  int windows = 100;
+  int top_k = 5;
+  ScoreOptions score;
+  LlmConfig llm;
+  std::vector<Ignore> ignores;
+  FailOn fail_on = FailOn::warning;
+  std::optional<double> fail_score;
+};
+
+// The headline figures and what-if savings (everything that needs no detector).
+Headline make_headline(const Trace& trace, const EventTree& tree);
+std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree);
+
+// Share of [begin, end) covered by any GPU activity, per range (ranges sorted by begin).
+std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges);
+
+// The user's code above `events`: for each event, the innermost python_function frame on
+// its path to the root whose file is not library code (site-packages, torch/, the standard
+// library). Distinct locations, in the order of the events, at most `limit`.
+std::vector<CodeLocation> user_code_locations(const Trace& trace, const EventTree& tree,
+                                              const std::vector<EventId>& events, size_t limit = 3);
+
+// A rule finding as reported: the catalog's name, the trace's what-if saving for the same
+// id, and user code locations from the Python frames above its events when the detector
+// gave none.
+Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
+                   const std::vector<Saving>& savings);
+
+// Folds an LLM verdict on one window into that window's rule findings: ids both name
+// become "rules+llm" with the LLM's explanation; ids only the LLM names are added (source
+// "llm", the catalog's fix unless the LLM gave one); rule findings the LLM did not confirm
+// stay, marked in their evidence. A failed verdict changes nothing. Unknown ids are dropped.
+void merge_llm_verdict(std::vector<Finding>& findings, const LlmVerdict& verdict,
+                       const std::vector<Saving>& savings);
+
+// Whether `ignore` suppresses finding `f` of the trace at `trace_path`.
+bool ignore_matches(const Ignore& ignore, const std::string& trace_path, const Finding& f);
+// Drops suppressed findings (counting them in trace.suppressed) and flagged windows left
+// without findings.
+void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores);
+
+// Sets verdict (flagged: a finding of severity warning or above, or the score at or above
+// fail_score) and gate_failed (a finding at or above fail_on, or the score at or above
+// fail_score). Leaves error verdicts alone.
+void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_score);
+
+// The whole pipeline on a loaded trace. Throws InputError for bad settings (a missing
+// --model) and std::runtime_error when a stage fails.
+TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const AnalyzeSettings& settings);
+
+}  // namespace ttap

@@ -1,0 +1,66 @@
+// The figures every analyze report leads with: the GPU timeline, where GPU time goes,
+// steps, launches, and the what-if estimates. Computed from analyze.hpp and whatif.hpp.
+#include "classify.hpp"
+#include "ttap/analyze.hpp"
+#include "ttap/whatif.hpp"
+
+namespace ttap {
+
+namespace {
+
+double share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+}  // namespace
+
+Headline make_headline(const Trace& trace, const EventTree& tree) {
+  Headline h;
+  for (const GpuTimeline& g : gpu_timeline(trace, tree))
+    h.gpus.push_back({g.device, g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy});
+  const auto categories = category_breakdown(trace, tree);
+  int64_t kernel_time = 0;
+  for (const auto& c : categories) kernel_time += c.kernel_time;
+  // The four largest are what a person reads; the rest is in `ttap summary`.
+  for (size_t i = 0; i < categories.size() && i < 4; ++i)
+    h.categories.push_back({std::string(op_category_name(categories[i].category)), share(categories[i].kernel_time, kernel_time)});
+  const auto steps = step_breakdown(trace, tree);
+  if (!steps.empty()) {
+    int64_t duration = 0, busy = 0, loader = 0;
+    for (const auto& s : steps) {
+      duration += s.duration;
+      busy += s.gpu_busy;
+      loader += s.dataloader;
+    }
+    h.steps = static_cast<int64_t>(steps.size());
+    h.step_mean = duration / h.steps;
+    h.step_gpu_busy = share(busy, duration);
+    h.step_dataloader = share(loader, duration);
+  }
+  const LaunchStats ls = launch_stats(trace, tree);
+  h.launches = ls.launches;
+  h.short_kernel_share = share(ls.short_kernels, ls.launches);
+  h.launch_delay_p50 = ls.launch_delay_p50;
+  h.launch_delay_p95 = ls.launch_delay_p95;
+  return h;
+}
+
+std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree) {
+  std::vector<Saving> out;
+  for (const WhatIf& w : whatif_all(trace, tree)) out.push_back({w.id, w.fix, w.saved_per_step, w.step_share, w.model});
+  return out;
+}
+
+std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges) {
+  std::vector<Interval> busy;
+  busy.reserve(tree.gpu_events().size());
+  for (EventId e : tree.gpu_events()) busy.emplace_back(trace.ts[e], trace.end(e));
+  const std::vector<Interval> merged = merge_intervals(std::move(busy));
+  std::vector<double> out;
+  out.reserve(ranges.size());
+  for (const auto& [begin, end] : ranges) out.push_back(share(clipped_length(merged, begin, end), end - begin));
+  return out;
+}
+
+}  // namespace ttap

@@ -1,0 +1,129 @@
+#include "analyze_common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace ttap {
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::clean: return "clean";
+    case Verdict::flagged: return "flagged";
+    case Verdict::error: return "error";
+  }
+  return "error";
+}
+
+namespace {
+double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+}  // namespace
+
+std::vector<std::string> headline_lines(const TraceReport& t) {
+  // The same lines `ttap analyze` printed before the detector existed; scripts read them.
+  const Headline& h = t.headline;
+  std::vector<std::string> out;
+  if (h.gpus.empty()) out.push_back("no GPU activity (CPU-only trace)");
+  for (const auto& g : h.gpus)
+    out.push_back(fmt::format("GPU {}: busy {:.1f}% of {:.3f} ms (compute {:.1f}%, exposed comm {:.1f}%, exposed memcpy {:.1f}%), idle {:.3f} ms",
+                              g.device, pct(g.busy, g.total), static_cast<double>(g.total) / 1e6, pct(g.computation, g.total),
+                              pct(g.exposed_communication, g.total), pct(g.exposed_memcpy, g.total), static_cast<double>(g.idle) / 1e6));
+  if (!h.categories.empty()) {
+    std::string line = "GPU time by category: ";
+    for (size_t i = 0; i < h.categories.size(); ++i)
+      line += fmt::format("{}{} {:.1f}%", i ? ", " : "", h.categories[i].category, 100.0 * h.categories[i].share);
+    out.push_back(line);
+  }
+  if (h.steps > 0)
+    out.push_back(fmt::format("{} steps, mean {:.3f} ms: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", h.steps,
+                              static_cast<double>(h.step_mean) / 1e6, 100.0 * h.step_gpu_busy, 100.0 * h.step_dataloader));
+  if (h.launches > 0)
+    out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {:.1f} us, p95 {:.1f} us",
+                              h.launches, 100.0 * h.short_kernel_share, static_cast<double>(h.launch_delay_p50) / 1e3,
+                              static_cast<double>(h.launch_delay_p95) / 1e3));
+  for (const Saving& s : t.savings) {
+    if (s.step_share < 0.01) continue;  // below 1% of a step is noise next to run-to-run variation
+    out.push_back(fmt::format("what-if {}: {} would save ~{:.3f} ms per step ({:.1f}%)", s.id, s.fix,
+                              static_cast<double>(s.saved_per_step) / 1e6, 100.0 * s.step_share));
+  }
+  return out;
+}
+
+namespace analyze_render {
+
+std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+
+std::string_view severity_label(Severity s) {
+  switch (s) {
+    case Severity::info: return "info";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "warning";
+}
+
+std::string offset_ms(const TraceReport& t, int64_t ns) {
+  return fmt::format("+{:.3f} ms", static_cast<double>(ns - t.begin) / 1e6);
+}
+
+std::string location_text(const CodeLocation& l) {
+  std::string s = l.line > 0 ? fmt::format("{}:{}", l.file, l.line) : l.file;
+  if (!l.function.empty()) s += fmt::format(" ({})", l.function);
+  return s;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        // XML 1.0 allows no control characters but tab, newline and carriage return.
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += ' ';
+        else out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+std::string saving_text(const Saving& s) {
+  return fmt::format("~{:.3f} ms per step ({:.1f}%)", static_cast<double>(s.saved_per_step) / 1e6, 100.0 * s.step_share);
+}
+
+size_t finding_count(const TraceReport& t) {
+  size_t n = 0;
+  for (const auto& w : t.flagged) n += w.findings.size();
+  return n;
+}
+
+std::vector<std::string> finding_ids(const TraceReport& t) {
+  std::map<std::string, size_t> counts;
+  for (const auto& w : t.flagged)
+    for (const auto& f : w.findings) ++counts[f.id];
+  std::vector<std::pair<std::string, size_t>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> ids;
+  for (auto& [id, n] : v) ids.push_back(id);
+  return ids;
+}
+
+Counts count(const Report& r) {
+  Counts c;
+  for (const auto& t : r.traces) {
+    if (t.verdict == Verdict::clean) ++c.clean;
+    else if (t.verdict == Verdict::flagged) ++c.flagged;
+    else ++c.errors;
+    if (t.gate_failed) ++c.gate_failed;
+    c.findings += finding_count(t);
+  }
+  return c;
+}
+
+}  // namespace analyze_render
+}  // namespace ttap

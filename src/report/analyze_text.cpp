@@ -1,0 +1,102 @@
+// The terminal report: per trace the headline, a strip of window scores, the flagged
+// windows with their findings, then (for several traces) a summary table. ANSI colors
+// only when the caller says the output is a terminal.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "analyze_common.hpp"
+
+namespace ttap {
+
+namespace {
+
+using namespace analyze_render;
+
+struct Paint {
+  bool on = false;
+  std::string operator()(std::string_view code, std::string_view text) const {
+    return on ? fmt::format("\033[{}m{}\033[0m", code, text) : std::string(text);
+  }
+};
+
+constexpr std::string_view kRed = "1;31", kYellow = "33", kGreen = "32", kDim = "2", kBold = "1", kCyan = "36";
+
+std::string_view severity_color(Severity s) { return s == Severity::error ? kRed : s == Severity::warning ? kYellow : kCyan; }
+
+// One character per window (eight levels), so a person sees where the scores peak.
+std::string score_strip(const std::vector<WindowScore>& windows, size_t width) {
+  static constexpr std::string_view kLevels[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
+  std::string out;
+  const size_t n = windows.size();
+  const size_t cols = std::min(n, width);
+  for (size_t c = 0; c < cols; ++c) {
+    // Several windows per character when there are more windows than columns: the highest.
+    double s = 0;
+    for (size_t i = c * n / cols; i < (c + 1) * n / cols; ++i) s = std::max(s, windows[i].score);
+    out += kLevels[static_cast<size_t>(std::clamp(s, 0.0, 1.0) * 8.0 + 0.5)];
+  }
+  return out;
+}
+
+void render_trace(std::string& out, const TraceReport& t, const Paint& paint) {
+  if (t.verdict == Verdict::error) {
+    out += fmt::format("{}: {} {}\n", t.path, paint(kRed, "ERROR"), t.error);
+    return;
+  }
+  const std::string verdict = t.verdict == Verdict::flagged ? paint(kRed, "FLAGGED") : paint(kGreen, "clean");
+  std::string scored = t.scorer.empty() ? "" : fmt::format("  score {:.2f} ({}{})", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device);
+  out += fmt::format("{}: {}{}\n", paint(kBold, t.path), verdict, scored);
+  for (const std::string& line : headline_lines(t)) out += fmt::format("  {}\n", line);
+  if (!t.scorer.empty() && !t.windows.empty())
+    out += fmt::format("  window scores |{}| ({} windows over {} of {})\n", score_strip(t.windows, 100), t.windows.size(),
+                       ms(t.end - t.begin), t.steady_state);
+  for (const FlaggedWindow& w : t.flagged) {
+    out += fmt::format("  window {} [{} .. {}]  score {:.2f}\n", w.index, offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
+    for (const Finding& f : w.findings) {
+      out += fmt::format("    {} {}: {} (confidence {:.2f}, {})\n", paint(severity_color(f.severity), severity_label(f.severity)),
+                         paint(kBold, f.id), f.name, f.confidence, f.source);
+      std::string cost = f.cost > 0 ? fmt::format("costs {} here", ms(f.cost)) : "";
+      if (f.saving) cost += fmt::format("{}what-if: fixing it saves {}", cost.empty() ? "" : "; ", saving_text(*f.saving));
+      if (!cost.empty()) out += fmt::format("      {}\n", cost);
+      for (const CodeLocation& l : f.locations) out += fmt::format("      at {}\n", paint(kCyan, location_text(l)));
+      for (const std::string& e : f.evidence) out += fmt::format("      - {}\n", e);
+      if (!f.explanation.empty()) out += fmt::format("      llm: {}\n", f.explanation);
+      if (!f.fix.empty()) out += fmt::format("      fix: {}\n", f.fix);
+    }
+  }
+  if (t.suppressed > 0) out += paint(kDim, fmt::format("  {} finding(s) suppressed by the config's ignores\n", t.suppressed));
+  for (const std::string& w : t.warnings) out += fmt::format("  {} {}\n", paint(kYellow, "warning:"), w);
+}
+
+std::string summary_table(const Report& r, const Paint& paint) {
+  size_t width = 5;
+  for (const auto& t : r.traces) width = std::max(width, t.path.size());
+  std::string out = fmt::format("\n{:<{}}  {:<8}  {:>5}  {:>8}  {}\n", "trace", width, "verdict", "score", "findings", "ids");
+  for (const auto& t : r.traces) {
+    const std::string verdict{verdict_name(t.verdict)};
+    const std::string colored = t.verdict == Verdict::error ? paint(kRed, verdict) : t.verdict == Verdict::flagged ? paint(kRed, verdict) : paint(kGreen, verdict);
+    const std::string pad(8 - std::min<size_t>(8, verdict.size()), ' ');
+    const std::string ids = t.verdict == Verdict::error ? t.error : fmt::format("{}", fmt::join(finding_ids(t), ", "));
+    out += fmt::format("{:<{}}  {}{}  {:>5}  {:>8}  {}\n", t.path, width, colored, pad,
+                       t.verdict == Verdict::error || t.scorer.empty() ? "-" : fmt::format("{:.2f}", t.score),
+                       t.verdict == Verdict::error ? "-" : fmt::format("{}", finding_count(t)), ids);
+  }
+  const Counts c = count(r);
+  out += fmt::format("{} traces: {} flagged, {} clean, {} failed to analyze\n", r.traces.size(), c.flagged, c.clean, c.errors);
+  return out;
+}
+
+}  // namespace
+
+std::string render_analyze_text(const Report& report, const TextStyle& style) {
+  const Paint paint{style.color};
+  std::string out;
+  for (const TraceReport& t : report.traces) render_trace(out, t, paint);
+  for (const std::string& w : report.warnings) out += fmt::format("{} {}\n", paint(kYellow, "warning:"), w);
+  if (report.traces.size() > 1) out += summary_table(report, paint);
+  return out;
+}
+
+}  // namespace ttap
