@@ -1,11 +1,37 @@
-// analyze_trace: the stages in order, each from its own header. Stages that are not in
-// this build yet leave a warning in the report instead of a guess.
+// analyze_trace: the stages in order, each from its own header: windows (windows.hpp),
+// scores (scoring.hpp), rule detectors on the top-k windows (rules.hpp), the LLM when
+// configured (llm.hpp), then findings, ignores and the gate.
 #include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
 
 #include "classify.hpp"
 #include "ttap/windows.hpp"
 
 namespace ttap {
+
+namespace {
+
+// The k highest-scoring windows with a score above zero, best first (ties: earlier first).
+std::vector<size_t> top_windows(const std::vector<double>& scores, int k) {
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::vector<size_t> out;
+  for (size_t i : order) {
+    if (static_cast<int>(out.size()) >= k || !(scores[i] > 0)) break;
+    out.push_back(i);
+  }
+  return out;
+}
+
+bool finding_order(const Finding& a, const Finding& b) {
+  if (a.confidence != b.confidence) return a.confidence > b.confidence;
+  return a.cost > b.cost;
+}
+
+}  // namespace
 
 TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const AnalyzeSettings& settings) {
   TraceReport r;
@@ -19,14 +45,54 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   r.steady_state = steady.source;
   WindowOptions wo;
   wo.count = settings.windows;
+  wo.max_events = settings.score.max_events;
   const std::vector<Window> windows = make_windows(trace, tree, wo);
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (const Window& w : windows) ranges.emplace_back(w.begin, w.end);
   const std::vector<double> busy = gpu_busy_shares(trace, tree, ranges);
-  for (size_t i = 0; i < windows.size(); ++i)
-    r.windows.push_back({windows[i].index, windows[i].begin, windows[i].end, 0.0, busy[i], false});
 
-  r.warnings.push_back("window scoring and rule detectors are not in this build yet: no findings");
+  const TraceScores scores = score_windows(trace, tree, windows, settings.score);
+  r.score = scores.trace;
+  r.scorer = scores.scorer;
+  r.device = scores.device;
+  if (!scores.warning.empty()) r.warnings.push_back(scores.warning);
+  for (size_t i = 0; i < windows.size(); ++i)
+    r.windows.push_back({windows[i].index, windows[i].begin, windows[i].end, i < scores.window.size() ? scores.window[i] : 0.0,
+                         busy[i], false});
+  if (windows.empty()) r.warnings.push_back("no events to cut into windows: nothing to score");
+
+  const std::vector<size_t> top = top_windows(scores.window, settings.top_k);
+  if (top.empty()) {
+    apply_ignores(r, settings.ignores);
+    apply_gate(r, settings.fail_on, settings.fail_score);
+    return r;
+  }
+  const RuleEngine rules(trace, tree);
+  std::vector<LlmWindow> asked;
+  for (size_t i : top) asked.push_back({windows[i].begin, windows[i].end, rules.detect(windows[i].begin, windows[i].end)});
+  std::vector<LlmVerdict> verdicts;
+  if (settings.llm.enabled()) {
+    LlmClassifier llm(settings.llm);
+    verdicts = llm.classify(trace, tree, rules, asked);
+    size_t failed = 0;
+    std::string first_error;
+    for (const LlmVerdict& v : verdicts)
+      if (!v.ok && failed++ == 0) first_error = v.error;
+    // One line, not one per window: the endpoint is down or it is not.
+    if (failed > 0)
+      r.warnings.push_back(fmt::format("LLM unavailable for {} of {} windows ({}); those windows were classified by the rules alone",
+                                       failed, verdicts.size(), first_error));
+  }
+  for (size_t j = 0; j < top.size(); ++j) {
+    const Window& w = windows[top[j]];
+    FlaggedWindow fw{w.index, w.begin, w.end, r.windows[top[j]].score, {}};
+    for (const RuleFinding& rf : asked[j].evidence) fw.findings.push_back(to_finding(rf, trace, tree, r.savings));
+    if (j < verdicts.size()) merge_llm_verdict(fw.findings, verdicts[j], r.savings);
+    if (fw.findings.empty()) continue;
+    std::stable_sort(fw.findings.begin(), fw.findings.end(), finding_order);
+    r.windows[top[j]].flagged = true;
+    r.flagged.push_back(std::move(fw));
+  }
   apply_ignores(r, settings.ignores);
   apply_gate(r, settings.fail_on, settings.fail_score);
   return r;
