@@ -2,7 +2,6 @@
 // writes library files relative to their sys.path entry ("torch/nn/modules/linear.py",
 // "threading.py"), so "user code" is told apart by the first path component: a file of
 // a known library or of the standard library is not the user's.
-#include <array>
 #include <charconv>
 #include <set>
 
@@ -14,13 +13,14 @@ namespace {
 
 // Top-level packages whose frames are never the place to fix a user's code. Standard
 // library modules that show up in training stacks, and the libraries around PyTorch.
-constexpr std::array<std::string_view, 48> kLibraryRoots = {
+constexpr std::string_view kLibraryRoots[] = {
     "torch", "torchvision", "torchaudio", "torchtext", "functorch", "triton", "numpy", "transformers",
     "accelerate", "diffusers", "timm", "tqdm", "lightning", "pytorch_lightning", "lightning_fabric",
     "deepspeed", "fairscale", "apex", "peft", "datasets", "huggingface_hub", "safetensors", "tensorboard",
     "threading", "multiprocessing", "concurrent", "asyncio", "contextlib", "functools", "runpy", "queue",
     "selectors", "socket", "subprocess", "typing", "abc", "importlib", "collections", "copy", "json",
-    "logging", "os", "posixpath", "random", "tempfile", "traceback", "warnings", "weakref"};
+    "logging", "os", "posixpath", "random", "tempfile", "traceback", "warnings", "weakref",
+    "dataclasses", "enum", "inspect", "pickle", "pathlib", "unittest"};
 
 bool library_file(std::string_view file) {
   if (file.empty() || file.front() == '<') return true;  // <frozen ...>, <string>
