@@ -57,5 +57,8 @@ FeatureBatch compute_features(const Trace& trace, const EventTree& tree, const s
 void write_features(const FeatureBatch& batch, const std::string& dir, const std::string& meta_json);
 // DIR/window_label.npy (uint8 [W]).
 void write_window_labels(const std::string& dir, const std::vector<uint8_t>& labels);
+// DIR/window_score.npy (float64 [W]): the detector's scores, to check that Python and C++
+// see the same model output on the same arrays.
+void write_window_scores(const std::string& dir, const std::vector<double>& scores);
 
 }  // namespace ttap

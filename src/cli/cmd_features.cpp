@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +13,7 @@
 #include "ttap/features.hpp"
 #include "ttap/input.hpp"
 #include "ttap/model_files.hpp"
+#include "ttap/scoring.hpp"
 #include "ttap/tokenizer.hpp"
 
 namespace ttap::cli {
@@ -64,9 +66,13 @@ int run_features(const FeaturesOptions& o) {
   if (dataset) {
     entries = read_manifest(o.inputs[0]);
   } else {
+    // Plain traces: folders named by file name (a number added when two share one).
+    std::map<std::string, int> seen;
     for (const std::string& path : expand_trace_inputs(o.inputs)) {
       DatasetEntry e;
-      e.trace = e.path = path;
+      e.path = path;
+      e.trace = folder_name(std::filesystem::path(path).filename().string());
+      if (int n = seen[e.trace]++; n > 0) e.trace += fmt::format("-{}", n + 1);
       entries.push_back(std::move(e));
     }
   }
@@ -95,6 +101,13 @@ int run_features(const FeaturesOptions& o) {
       if (dataset) meta += fmt::format(", \"manifest\": {}", e.json);
       meta += "}\n";
       write_features(batch, dir, meta);
+      if (o.scores) {
+        ScoreOptions so;
+        so.model = files.detector.empty() ? files.dir : files.detector;
+        so.device = o.device;
+        so.max_events = o.max_events;
+        write_window_scores(dir, score_windows(l.trace, l.tree, windows, so).window);
+      }
       if (dataset) {
         write_window_labels(dir, window_labels(windows, e.ranges));
         std::string ids = "[";

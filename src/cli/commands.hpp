@@ -38,6 +38,8 @@ struct FeaturesOptions {
   int windows = 100;
   int max_events = 128;
   std::string model;                // model folder (for the tokenizer)
+  bool scores = false;              // also write the detector's window scores
+  std::string device = "auto";
 };
 
 struct TokenizerOptions {

@@ -85,6 +85,8 @@ int dispatch(int argc, char** argv) {
   features_cmd->add_option("--windows", features.windows, "Windows per trace")->check(CLI::Range(1, 100000));
   features_cmd->add_option("--max-events", features.max_events, "Events kept per window")->check(CLI::Range(1, 100000));
   features_cmd->add_option("--model", features.model, "Model folder holding ttap_names.model (default: searched)");
+  features_cmd->add_flag("--scores", features.scores, "Also write the detector's window scores (window_score.npy)");
+  features_cmd->add_option("--device", features.device, "With --scores: auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
 
   TokenizerOptions tokenizer;
   auto* tokenizer_cmd = app.add_subcommand("tokenizer", "Train the event-name tokenizer (sentencepiece) on traces");

@@ -44,12 +44,13 @@ std::string normalize_event_name(std::string_view name) {
       i += 2;
       while (i < name.size() && is_hex(name[i])) ++i;
     } else if (is_digit(name[i])) {
-      // Digits glued to letters are part of a word (sm80, h884gemm, cudaMemcpyHtoD_v2):
-      // only free-standing numbers become N.
-      const bool glued = i > 0 && std::isalpha(static_cast<unsigned char>(name[i - 1]));
+      // Digits inside an identifier are part of a word (sm80, h884gemm, 128x64 tile
+      // shapes, cudaMemcpy_v2): only free-standing numbers (template arguments, step and
+      // line numbers) become N.
+      const bool in_word = i > 0 && (std::isalnum(static_cast<unsigned char>(name[i - 1])) || name[i - 1] == '_');
       size_t j = i;
       while (j < name.size() && is_digit(name[j])) ++j;
-      if (glued) out.append(name.substr(i, j - i));
+      if (in_word) out.append(name.substr(i, j - i));
       else out += 'N';
       i = j;
     } else {

@@ -76,4 +76,8 @@ void write_window_labels(const std::string& dir, const std::vector<uint8_t>& lab
   write_npy(dir, "window_label", labels, {static_cast<int64_t>(labels.size())});
 }
 
+void write_window_scores(const std::string& dir, const std::vector<double>& scores) {
+  write_npy(dir, "window_score", scores, {static_cast<int64_t>(scores.size())});
+}
+
 }  // namespace ttap
