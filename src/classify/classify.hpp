@@ -33,7 +33,7 @@ struct AnalyzeSettings {
   ScoreOptions score;
   LlmConfig llm;
   std::vector<Ignore> ignores;
-  FailOn fail_on = FailOn::warning;
+  FailOn fail_on = FailOn::none;  // gating is opt-in: a person at a terminal gets 0 unless asked
   std::optional<double> fail_score;
 };
 

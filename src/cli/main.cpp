@@ -106,6 +106,10 @@ int dispatch(int argc, char** argv) {
   eval_cmd->add_option("--model", eval.model, "Model file or folder (default: searched)");
   eval_cmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   eval_cmd->add_option("--threads", eval.threads, "libtorch threads (0 = its default)")->check(CLI::Range(0, 1024));
+  eval_cmd->add_option("--llm-url", eval.llm_url, "Also classify flagged windows with this OpenAI-compatible endpoint");
+  eval_cmd->add_option("--llm-model", eval.llm_model, "Model name for --llm-url");
+  eval_cmd->add_option("--llm-cache", eval.llm_cache, "Response cache folder (reruns cost no requests)");
+  eval_cmd->add_option("--llm-timeout", eval.llm_timeout, "Seconds per request")->check(CLI::Range(0.1, 3600.0));
 
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Find performance anti-patterns in traces (exit 1 when flagged, for CI)");
@@ -116,7 +120,7 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_option("--config", analyze.config, "Config file (JSON); default ./ttap.json when present");
   analyze_cmd->add_option("-j,--jobs", analyze.jobs, "Traces analyzed at once (0 = one per core)")->check(CLI::Range(0, 1024));
   analyze_cmd->add_flag("!--no-progress", analyze.progress, "No progress bar on the terminal");
-  analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none, warning (default) or error")
+  analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none (default), warning or error")
       ->check(CLI::IsMember({"none", "warning", "error"}));
   analyze_cmd->add_option("--fail-score", analyze.fail_score, "Exit 1 when a trace score is at least S (0..1)")->check(CLI::Range(0.0, 1.0));
   analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));

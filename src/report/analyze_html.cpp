@@ -26,7 +26,7 @@ std::string timeline_svg(const TraceReport& t) {
   const size_t n = t.windows.size();
   const double w = n ? static_cast<double>(kWidth) / static_cast<double>(n) : kWidth;
   std::string svg = fmt::format(
-      "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "<svg class=\"timeline\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "shape-rendering=\"crispEdges\" role=\"img\" aria-label=\"window scores and GPU busy per window\">\n",
       kWidth, 2 * kPanel + kGap);
   svg += fmt::format("<rect class=\"plot-bg\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", kWidth, kPanel, kPlotBackground);

@@ -1,5 +1,6 @@
-// JUnit XML, which every CI system can display: one testcase per trace. A trace that fails
-// the gate (--fail-on / --fail-score) is a failure; one that could not be analyzed an error.
+// JUnit XML, which every CI system can display: one testcase per trace. A flagged trace (a
+// finding of severity warning or above, or the score at --fail-score) is a failure, one
+// that could not be analyzed an error; the exit code is the gate's (--fail-on) business.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,7 +15,7 @@ std::string render_analyze_junit(const Report& report) {
   double seconds = 0;
   for (const auto& t : report.traces) seconds += t.seconds;
   size_t failures = 0;
-  for (const auto& t : report.traces) failures += t.verdict != Verdict::error && t.gate_failed;
+  for (const auto& t : report.traces) failures += t.verdict == Verdict::flagged;
   std::string cases;
   for (const TraceReport& t : report.traces) {
     cases += fmt::format("    <testcase classname=\"ttap.analyze\" name=\"{}\" time=\"{:.3f}\"", xml_escape(t.path), t.seconds);
@@ -33,7 +34,7 @@ std::string render_analyze_junit(const Report& report) {
         if (f.saving) body += fmt::format("  what-if: {}\n", saving_text(*f.saving));
         if (!f.fix.empty()) body += fmt::format("  fix: {}\n", f.fix);
       }
-    if (!t.gate_failed) {
+    if (t.verdict != Verdict::flagged) {
       cases += body.empty() ? "/>\n" : fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(body));
       continue;
     }
