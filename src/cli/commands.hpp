@@ -59,6 +59,8 @@ struct EvalOptions {
   std::string model;
   std::string device = "auto";
   int threads = 0;
+  std::string llm_url, llm_model, llm_cache;  // LLM classification of flagged positive windows
+  double llm_timeout = 60;
 };
 
 // `ttap analyze`. Unset optionals fall back to the config file, then to the defaults.

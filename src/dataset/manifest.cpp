@@ -49,7 +49,7 @@ std::vector<DatasetEntry> read_manifest(const std::string& dir) {
     e.line = n;
     e.json = line;
     e.trace = text_field(o, "trace", true, where);
-    e.path = dir + "/" + e.trace;
+    e.path = e.trace.starts_with("/") ? e.trace : dir + "/" + e.trace;
     e.label = text_field(o, "label", true, where);
     if (e.label != "good" && e.label != "bad") throw InputError(where, fmt::format("label \"{}\" is not good or bad", e.label));
     e.task = text_field(o, "task", false, where);

@@ -1,0 +1,167 @@
+// The window detector run by libtorch (models/detector.pt), its agreement with Python on
+// the arrays `ttap features` writes, the controlled pair, and `ttap eval`.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "suite_support.hpp"
+#include "ttap/analyze.hpp"
+#include "ttap/load.hpp"
+#include "ttap/scoring.hpp"
+#include "ttap/tree.hpp"
+#include "ttap/windows.hpp"
+
+namespace ttap {
+namespace {
+
+using suite::data_path;
+
+const std::string kModels = std::string(TTAP_SOURCE_DIR) + "/models";
+
+class Detector : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ::setenv("TTAP_SPM_MODULE", TTAP_SPM_MODULE_PATH, 1);
+    ::setenv("TTAP_TORCH_MODULE", TTAP_TORCH_MODULE_PATH, 1);
+  }
+  static TraceScores score(const std::string& name, std::vector<Window>* windows_out = nullptr,
+                           Scorer scorer = Scorer::model) {
+    const Trace t = load_trace(data_path(name));
+    const EventTree tree = EventTree::build(t);
+    const std::vector<Window> windows = make_windows(t, tree, {});
+    ScoreOptions o;
+    o.scorer = scorer;
+    o.model = kModels;
+    o.device = "cpu";
+    TraceScores s = score_windows(t, tree, windows, o);
+    if (windows_out) *windows_out = windows;
+    return s;
+  }
+};
+
+TEST_F(Detector, ScoresEveryWindowWithTheModel) {
+  const TraceScores s = score("tracelens_vit_nsfw_h100.json.gz");
+  EXPECT_EQ(s.scorer, "model");
+  EXPECT_EQ(s.device, "cpu");
+  EXPECT_TRUE(s.warning.empty()) << s.warning;
+  ASSERT_EQ(s.window.size(), 100u);
+  double sum = 0;
+  for (double v : s.window) {
+    EXPECT_GE(v, 0.0);
+    EXPECT_LE(v, 1.0);
+    sum += v;
+  }
+  EXPECT_NEAR(s.trace, sum / 100.0, 1e-12);
+}
+
+// The controlled pair (issue 4): the same ResNet-50 job with num_workers=0 (nw0, GPU
+// starved by the DataLoader) and 4 (nw4). nw0 must score above nw4, and its top windows
+// must sit on DataLoader __next__ spans.
+TEST_F(Detector, ControlledPairNw0AboveNw4WithTopWindowsOnTheStalls) {
+  std::vector<Window> windows;
+  const TraceScores bad = score("kineto_resnet50_v100_nw0.json.gz", &windows);
+  const TraceScores good = score("kineto_resnet50_v100_nw4.json.gz");
+  EXPECT_GT(bad.trace, good.trace);
+
+  const Trace t = load_trace(data_path("kineto_resnet50_v100_nw0.json.gz"));
+  std::vector<Interval> stalls;
+  for (EventId e = 0; e < t.size(); ++e)
+    if (is_dataloader_event(t.name_of(e))) stalls.emplace_back(t.ts[e], t.end(e));
+  stalls = merge_intervals(stalls);
+  ASSERT_FALSE(stalls.empty());
+  std::vector<size_t> order(windows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bad.window[a] > bad.window[b]; });
+  size_t on_stall = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    const Window& w = windows[order[i]];
+    on_stall += clipped_length(stalls, w.begin, w.end) >= (w.end - w.begin) / 5;
+  }
+  EXPECT_GE(on_stall, 4u) << "of nw0's top 5 windows, only " << on_stall << " lie on DataLoader stalls";
+}
+
+// Training reads what `ttap features` writes; the exported model run by Python's torch on
+// those arrays must give the scores the C++ side computed (within 1e-4).
+TEST_F(Detector, PythonOnTheFeatureFilesAgreesWithLibtorch) {
+  const std::string out = suite::scratch() + "/parity";
+  const auto r = suite::run_ttap({"features", data_path("kineto_resnet50_v100_nw0.json.gz"),
+                                  data_path("tracelens_qwen05b_h100.json.gz"), "-o", out, "--scores", "--model", kModels});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto py = suite::run_process(
+      {"/usr/bin/python3", "-c",
+       "import sys, glob, numpy as np, torch\n"
+       "torch.set_num_threads(1)\n"
+       "m = torch.jit.load(sys.argv[1]); m.eval()\n"
+       "worst = 0.0\n"
+       "for d in sorted(glob.glob(sys.argv[2] + '/*/')):\n"
+       "    a = lambda n: torch.from_numpy(np.load(d + n + '.npy'))\n"
+       "    with torch.no_grad():\n"
+       "        s = m(a('name_tokens').long(), a('event_name').long(), a('event_kind').long(), a('event_opcat').long(),\n"
+       "              a('event_track').long(), a('event_numeric').float(), a('event_mask').bool())\n"
+       "    c = np.load(d + 'window_score.npy')\n"
+       "    assert s.shape == c.shape, (s.shape, c.shape)\n"
+       "    worst = max(worst, float(np.abs(s.numpy().astype(np.float64) - c).max()))\n"
+       "print(worst)\n",
+       kModels + "/detector.pt", out});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  EXPECT_LT(std::stod(py.out), 1e-4);
+}
+
+TEST_F(Detector, ExplicitBadModelPathIsAnInputError) {
+  const auto r = suite::run_ttap({"features", data_path("kineto_resnet50_v100_nw4.json.gz"), "-o", suite::scratch() + "/bad-model",
+                                  "--scores", "--model", "/nonexistent/detector.pt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/detector.pt"), std::string::npos) << r.err;
+}
+
+// `ttap eval` on a two-trace dataset made here: nw0 labeled with its DataLoader stalls,
+// nw4 clean. The rule scorer must rank nw0 above nw4 and find a stall in its top windows.
+TEST_F(Detector, EvalReportsMetricsPerSplit) {
+  const Trace t = load_trace(data_path("kineto_resnet50_v100_nw0.json.gz"));
+  std::string ranges;
+  for (EventId e = 0; e < t.size(); ++e)
+    if (is_dataloader_event(t.name_of(e)) && t.dur[e] > 10'000'000)
+      ranges += fmt::format("{}{{\"type\": \"dataloader_stall\", \"ts_begin\": {:.3f}, \"ts_end\": {:.3f}}}", ranges.empty() ? "" : ", ",
+                            to_us(t.ts[e]), to_us(t.end(e)));
+  ASSERT_FALSE(ranges.empty());
+  const std::string dir = suite::scratch() + "/eval-ds";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/manifest.jsonl")
+      << fmt::format("{{\"trace\": \"{}\", \"label\": \"bad\", \"task\": \"classification\", \"split\": \"test\", \"anti_patterns\": [{}]}}\n",
+                     data_path("kineto_resnet50_v100_nw0.json.gz"), ranges)
+      << fmt::format("{{\"trace\": \"{}\", \"label\": \"good\", \"task\": \"classification\", \"split\": \"test\", \"anti_patterns\": []}}\n",
+                     data_path("kineto_resnet50_v100_nw4.json.gz"));
+  simdjson::dom::parser parser;
+  for (const char* scorer : {"rules", "model"}) {
+    SCOPED_TRACE(scorer);
+    const auto r = suite::run_ttap({"eval", dir, "--scorer", scorer, "--format", "json", "--model", kModels});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::element doc = parser.parse(r.out);
+    EXPECT_EQ(std::string_view(doc["schema"]), "ttap.eval/1");
+    simdjson::dom::element test = doc["groups"]["test"];
+    EXPECT_EQ(int64_t(test["traces"]), 2);
+    EXPECT_EQ(int64_t(test["bad"]), 1);
+    EXPECT_EQ(int64_t(test["windows"]), 200);
+    EXPECT_GT(int64_t(test["positive_windows"]), 10);
+    // Everything is "unseen": no task is in a train split.
+    EXPECT_EQ(int64_t(doc["groups"]["test/unseen"]["traces"]), 2);
+    if (std::string_view(scorer) == "model") {
+      EXPECT_DOUBLE_EQ(double(test["trace_auc"]), 1.0);
+      EXPECT_GT(double(test["window_auc"]), 0.7);
+      EXPECT_GE(double(test["localization"]), 0.5);
+      EXPECT_GT(double(test["ids"]["dataloader_stall"]["classification_accuracy"]), 0.5);
+    }
+  }
+
+  const auto text = suite::run_ttap({"eval", dir, "--scorer", "cluster"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("test/unseen"), std::string::npos);
+  EXPECT_NE(text.out.find("dataloader_stall"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ttap
