@@ -55,6 +55,19 @@ TEST(AnalyzeFormats, TextKeepsTheHeadlineAndListsFindings) {
   EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no colors into a pipe";
 }
 
+TEST(AnalyzeFormats, ColorOnlyOnATerminalWithoutNoColor) {
+  // script(1) gives ttap a pseudo-terminal as stdout, as a person's shell would.
+  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) is not installed: no pseudo-terminal to test colors on";
+  const std::string cmd = std::string(TTAP_BINARY) + " analyze --scorer rules " + kCpuOnly;
+  const ProcResult tty = run_process({"/usr/bin/script", "-qec", cmd, "/dev/null"}, {"NO_COLOR=", "TERM=xterm"});
+  ASSERT_EQ(tty.exit_code, 0) << tty.err;
+  EXPECT_NE(tty.out.find("\033[32mclean\033[0m"), std::string::npos) << tty.out;
+  const ProcResult no_color = run_process({"/usr/bin/script", "-qec", cmd, "/dev/null"}, {"NO_COLOR=1", "TERM=xterm"});
+  ASSERT_EQ(no_color.exit_code, 0);
+  EXPECT_NE(no_color.out.find("clean"), std::string::npos);
+  EXPECT_EQ(no_color.out.find('\033'), std::string::npos) << no_color.out;
+}
+
 TEST(AnalyzeFormats, JsonFollowsTheSchema) {
   const ProcResult r = analyze({"--format", "json", "--fail-on", "warning", kVit, kResnet});
   ASSERT_EQ(r.exit_code, 1) << r.err;
