@@ -18,14 +18,21 @@ constexpr int64_t kLongGap = 200'000;
 constexpr double kStallFireShare = 0.05;
 constexpr double kStallStrongShare = 0.50;
 constexpr int64_t kMinStall = 500'000;
+// With steps, the stall of the loader spans seen, over the median step, must reach this too:
+// a window may sit inside a 1 ms fetch that costs 1% of each step (workers keeping up).
+constexpr double kStallStepShare = 0.05;
 // cpu_bound_step: idle time in long gaps that the main thread spends in CPU work; the work
 // must cover at least half of a gap to be its cause. 5% of the range fires, 50% is certain.
 constexpr double kCpuCoverShare = 0.5;
 constexpr double kCpuFireShare = 0.05;
 constexpr double kCpuStrongShare = 0.50;
-// launch_bound: at least this many kernels in the range; GPU idle in short gaps that end as
+// launch_bound: at least this many kernels in the range (windows of short inference traces
+// are tens of microseconds long); GPU idle in short gaps that end as
 // soon as the next launch arrives, as a share of the range: 15% fires, 50% is certain.
-constexpr size_t kMinKernels = 32;
+constexpr size_t kMinKernels = 8;
+// ... of which at least this share run shorter than their launch call (the catalog's "many
+// kernels shorter than their launch"); longer kernels leave the launch hidden.
+constexpr double kMinShortShare = 0.30;
 constexpr double kStarvedFireShare = 0.15;
 constexpr double kStarvedStrongShare = 0.50;
 // A kernel that starts within this of its launch (beyond the idle-queue latency) found the
@@ -36,6 +43,14 @@ constexpr int64_t kEmptyQueueSlack = 10'000;
 constexpr double kIdleFireShare = 0.10;
 constexpr double kIdleStrongShare = 0.60;
 constexpr double kIdleMaxConfidence = 0.7;
+
+// Whether `e` launched GPU work from its own thread while it ran.
+bool launches_from(const RuleIndex& ix, EventId e) {
+  auto [lo, hi] = ix.launch_range(ix.t.ts[e], ix.t.end(e));
+  for (size_t k = lo; k < hi; ++k)
+    if (ix.t.track[ix.tree.launcher(ix.gpu[ix.launch_gpu[k]])] == ix.t.track[e]) return true;
+  return false;
+}
 
 // The deepest event under `top` that still covers at least half of [b, e).
 EventId culprit(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
@@ -52,6 +67,13 @@ EventId culprit(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
     if (next == kNoEvent) return cur;
     cur = next;
   }
+}
+
+// Idle time in the first of several steps is warm-up (cuDNN autotuning, allocator growth,
+// lazy initialization), not the steady state the ids describe.
+bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
+  const auto& steps = ix.tree.steps();
+  return steps.size() >= 2 && ts >= steps.front().ts && ts < steps.front().end;
 }
 
 std::string step_share_text(const RuleIndex& ix, int64_t ns) {
@@ -80,6 +102,13 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
   });
   const double range = static_cast<double>(end - begin);
   if (idle < kMinStall || static_cast<double>(idle) / range < kStallFireShare) return;
+  if (ix.median_step > 0) {
+    int64_t whole = 0;  // GPU idle over the whole of each span seen, not just the range's part
+    for (EventId d : f.events)
+      for (auto iv : ix.idle_gaps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
+    const double per_step = static_cast<double>(whole) / static_cast<double>(f.events.size());
+    if (per_step < kStallStepShare * static_cast<double>(ix.median_step)) return;
+  }
   f.id = "dataloader_stall";
   f.confidence = confidence_between(static_cast<double>(idle) / range, kStallFireShare, kStallStrongShare);
   f.cost = idle;
@@ -117,7 +146,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   const std::vector<Interval> explained = merge_intervals(out.explained_idle);
   std::vector<Interval> pieces;
   for (auto gap : ix.idle_gaps(begin, end)) {
-    if (gap.second - gap.first < kLongGap) continue;
+    if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
     for (auto p : uncovered(explained, gap.first, gap.second))
       if (p.second - p.first >= kLongGap) pieces.push_back(p);
   }
@@ -138,6 +167,10 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     });
     if (top == kNoEvent || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
     const EventId c = culprit(ix, top, b, e);
+    if (is_launch(t.category[c])) continue;  // a runtime call (sync, allocation) is not CPU work
+    // An op that launches GPU work and is merely slow to get there (host contention, first
+    // call) is not "work that launches nothing": gpu_idle reports it with what the host did.
+    if (launches_from(ix, c)) continue;
     idle += e - b;
     used.emplace_back(b, e);
     by_culprit[std::string(t.name_of(c))] += e - b;
@@ -180,6 +213,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   for (size_t i = lo; i < hi; ++i) {
     const EventId g = ix.gpu[i];
     if (t.category[g] != Category::Kernel || !ix.on_primary(g) || ix.has(g, kCommKernel)) continue;
+    if (ix.gpu_in_optimizer[i]) continue;  // optimizer_single_tensor / grad_not_set_to_none explain those
     ++kernels;
     kernel_time += t.dur[g];
     durs.push_back(t.dur[g]);
@@ -192,7 +226,9 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
       short_by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += 1;
     }
   }
-  if (kernels < kMinKernels) return;
+  if (kernels < kMinKernels ||
+      static_cast<double>(short_kernels) < kMinShortShare * static_cast<double>(kernels))
+    return;
   // Short gaps that end when a freshly launched kernel arrives: the GPU waited on the CPU.
   int64_t starved = 0;
   size_t starved_gaps = 0;
@@ -205,7 +241,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
       const EventId g = ix.gpu[k];
       const EventId l = ix.tree.launcher(g);
       if (!ix.on_primary(g) || l == kNoEvent) continue;
-      if (t.ts[g] - t.ts[l] <= ix.launch_latency + kEmptyQueueSlack) {
+      if (!ix.gpu_in_optimizer[k] && t.ts[g] - t.ts[l] <= ix.launch_latency + kEmptyQueueSlack) {
         starved += e - b;
         ++starved_gaps;
         ivs.emplace_back(b, e);
@@ -255,7 +291,7 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   std::vector<Interval> pieces;
   int64_t idle = 0;
   for (auto gap : ix.idle_gaps(begin, end)) {
-    if (gap.second - gap.first < kLongGap) continue;
+    if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
     for (auto p : uncovered(explained, gap.first, gap.second))
       if (p.second - p.first >= kLongGap) pieces.push_back(p), idle += p.second - p.first;
   }
@@ -290,7 +326,7 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
                                      dur_text(e - b), dur_text(b - begin),
                                      top == kNoEvent ? std::string("shows no profiled work")
                                                      : fmt::format("in {} for {} of it", t.name_of(top), dur_text(best)),
-                                     next == kNoEvent ? std::string("nothing")
+                                     next == kNoEvent ? std::string("after the range")
                                                       : op != kNoEvent ? std::string(t.name_of(op))
                                                                        : short_kernel_name(t.name_of(next))));
     if (next != kNoEvent) f.events.push_back(next);

@@ -10,9 +10,10 @@ namespace ttap::rules {
 
 namespace {
 
-// unfused_elementwise: runs of at least kMinRun back-to-back elementwise kernels on one
+// unfused_elementwise: runs of at least kMinRun (a residual add + activation pair, or its
+// backward, is in every CNN and not worth a finding) back-to-back elementwise kernels on one
 // stream; their time as a share of kernel time: 10% fires, 40% is certain.
-constexpr size_t kMinRun = 4;
+constexpr size_t kMinRun = 5;
 constexpr double kRunFireShare = 0.10;
 constexpr double kRunStrongShare = 0.40;
 // fp32_no_tensor_cores: FP32 GEMM/conv on CUDA cores as a share of kernel time: 5% fires,
@@ -22,21 +23,27 @@ constexpr double kRunStrongShare = 0.40;
 constexpr double kFp32FireShare = 0.05;
 constexpr double kFp32StrongShare = 0.40;
 constexpr double kTensorCoreSpeedup = 2.0;
+// Below this much FP32 GEMM/conv time in a range, a stray FP32 op (rotary frequencies, a loss
+// computed in FP32 on purpose) is not a pattern.
+constexpr int64_t kMinFp32Time = 20'000;
 // layout_conversion: at least kMinConversions kernels, taking 5% (fires) to 30% (certain)
 // of the convolution time they wrap.
 constexpr size_t kMinConversions = 3;
 constexpr double kLayoutFireShare = 0.05;
 constexpr double kLayoutStrongShare = 0.30;
-// cast_churn: at least kMinCasts cast kernels in the range, 2% (fires) to 15% (certain) of
+// cast_churn: at least kMinCasts cast kernels in the range (windows of short traces hold a
+// few dozen kernels), 2% (fires) to 15% (certain) of
 // kernel time.
-constexpr size_t kMinCasts = 16;
+constexpr size_t kMinCasts = 4;
 constexpr double kCastFireShare = 0.02;
 constexpr double kCastStrongShare = 0.15;
 // low_occupancy: kernels of at least kMinOccKernel (shorter ones are launch_bound's) with
-// fewer blocks than SMs, as a share of kernel time: 30% fires, 70% is certain.
+// fewer blocks than SMs; the SM time they leave idle (1 - blocks/SMs of their duration) as
+// a share of kernel time: 15% fires, 50% is certain; and at least kMinIdleSmTime of it.
 constexpr int64_t kMinOccKernel = 20'000;
-constexpr double kOccFireShare = 0.30;
-constexpr double kOccStrongShare = 0.70;
+constexpr double kOccFireShare = 0.15;
+constexpr double kOccStrongShare = 0.50;
+constexpr double kMinIdleSmTime = 50'000;
 
 std::string op_name(const RuleIndex& ix, EventId g) {
   const EventId op = ix.tree.owner_op(g);
@@ -72,6 +79,15 @@ std::string quoted(std::string_view s, int k) {
     q = s.find('"', close + 1);
   }
   return "";
+}
+
+// The key with the most time.
+std::string top_key(const std::map<std::string, int64_t>& m) {
+  std::string best;
+  int64_t n = -1;
+  for (auto& [k, ns] : m)
+    if (ns > n) n = ns, best = k;
+  return best;
 }
 
 std::string first_type(const Trace& t, EventId op) {
@@ -177,7 +193,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
   });
   if (kernel_time == 0 || f.events.empty()) return;
   const double share = static_cast<double>(fp32_time) / static_cast<double>(kernel_time);
-  if (share < kFp32FireShare) return;
+  if (share < kFp32FireShare || fp32_time < kMinFp32Time) return;
   f.id = "fp32_no_tensor_cores";
   f.confidence = confidence_between(share, kFp32FireShare, kFp32StrongShare);
   if (ix.compute_major == 0) f.confidence *= 0.8;  // no deviceProperties: Volta or newer assumed
@@ -196,7 +212,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
   const bool ampere = ix.compute_major >= 8;
   f.fix = fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
                       "{}",
-                      top_by_time(by_op, 1).substr(0, top_by_time(by_op, 1).rfind(' ')), ampere ? "bfloat16" : "float16",
+                      top_key(by_op), ampere ? "bfloat16" : "float16",
                       ampere ? "" : " with a torch.cuda.amp.GradScaler",
                       ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
                                "torch.backends.cudnn.allow_tf32 = True)"
@@ -312,9 +328,10 @@ void detect_low_occupancy(const RuleIndex& ix, int64_t begin, int64_t end, Detec
   });
   if (kernel_time == 0 || f.events.empty()) return;
   const double share = static_cast<double>(low_time) / static_cast<double>(kernel_time);
-  if (share < kOccFireShare) return;
+  const double idle_share = idle_sm_time / static_cast<double>(kernel_time);
+  if (idle_share < kOccFireShare || idle_sm_time < kMinIdleSmTime) return;
   f.id = "low_occupancy";
-  f.confidence = confidence_between(share, kOccFireShare, kOccStrongShare);
+  f.confidence = confidence_between(idle_share, kOccFireShare, kOccStrongShare);
   f.cost = static_cast<int64_t>(idle_sm_time);
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
   if (f.events.size() > 256) f.events.resize(256);

@@ -96,6 +96,8 @@ void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t 
     f.fix = fmt::format("construct torch.optim.{}(..., foreach=True) (or fused=True where the optimizer has it) so the "
                         "update runs as a few multi_tensor_apply kernels instead of {} per-parameter ones",
                         cls, l.gpu.size());
+    // The GPU waiting on this span's host work is explained by it.
+    for (auto iv : ix.idle_gaps(b, e)) out.explained_idle.push_back(iv);
     out.findings.push_back(std::move(f));
   });
 }
@@ -124,6 +126,8 @@ void detect_grad_not_set_to_none(const RuleIndex& ix, int64_t begin, int64_t end
     f.fix = fmt::format("call optimizer.zero_grad(set_to_none=True) (the default since torch 2.0): the {} gradients "
                         "are then dropped instead of filled with zeros, and the backward writes them fresh",
                         l.gpu.size());
+    // The GPU waiting on this span's host work is explained by it.
+    for (auto iv : ix.idle_gaps(b, e)) out.explained_idle.push_back(iv);
     out.findings.push_back(std::move(f));
   });
 }

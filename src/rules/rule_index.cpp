@@ -19,7 +19,7 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 bool tensor_core_kernel(std::string_view n) {
   for (std::string_view p : {"h884", "h1688", "s884", "s1688", "i8816", "884gemm", "1688gemm", "16816", "hmma", "HMMA",
                              "xmma", "gmma", "tensorop", "TensorOp", "bf16", "BF16", "tf32", "TF32", "f16", "fp16",
-                             "FP16", "half", "Half", "__nv_bfloat16", "e4m3", "e5m2", "mfma", "MFMA"})
+                             "FP16", "half", "Half", "__nv_bfloat16", "bfloat16", "e4m3", "e5m2", "mfma", "MFMA"})
     if (contains(n, p)) return true;
   return false;
 }
@@ -283,6 +283,10 @@ std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0
 
 std::string short_kernel_name(std::string_view n) {
   if (starts_with(n, "void ")) n.remove_prefix(5);
+  // "(anonymous namespace)::" is not the parameter list.
+  std::string buf(n);
+  for (size_t p; (p = buf.find("(anonymous namespace)::")) != std::string::npos;) buf.erase(p, 23);
+  n = buf;
   const size_t paren = n.find('(');
   if (paren != std::string_view::npos && paren > 0) n = n.substr(0, paren);
   if (n.size() > 60) {

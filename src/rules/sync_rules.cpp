@@ -11,7 +11,7 @@ namespace ttap::rules {
 namespace {
 
 // A synchronizing call shorter than this returned at once: the GPU had nothing queued.
-constexpr int64_t kSyncMinDur = 50'000;
+constexpr int64_t kSyncMinDur = 20'000;
 // GPU idle right after a sync below this is noise (one launch latency or two).
 constexpr int64_t kMinIdleAfter = 20'000;
 // Host-blocked time that is worth reporting even when the GPU did not idle afterwards.
@@ -92,8 +92,9 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     std::vector<Interval> gaps = uncovered(ix.busy, std::max(t.ts[s], ix.gpu_first), std::min(resume, ix.gpu_last));
     const std::vector<Interval> dl = dataloader_intervals(ix, t.ts[s], resume);
     int64_t caused = 0;
+    // Counted where it falls in the range: a sync at a range's end costs the next range too.
     for (auto [gb, ge] : gaps)
-      for (auto iv : uncovered(dl, gb, ge)) {
+      for (auto iv : uncovered(dl, std::max(gb, begin), std::min(ge, end))) {
         caused += iv.second - iv.first;
         idle_ivs.push_back(iv);
       }
@@ -189,10 +190,10 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   int64_t top_ns = -1;
   for (auto& [op, ns] : by_op)
     if (ns > top_ns) top_ns = ns, top_op = op;
-  f.evidence.push_back(fmt::format("{} cudaMalloc and {} cudaFree calls after warm-up ({} {}), {} on the host",
+  f.evidence.push_back(fmt::format("{} cudaMalloc and {} cudaFree calls after warm-up ({}), {} on the host",
                                    mallocs, frees,
                                    ix.tree.steps().empty() ? "past the first fifth of the trace" : "past the first step",
-                                   "of the run", dur_text(total)));
+                                   dur_text(total)));
   if (!top_op.empty() && !calls.empty())
     f.evidence.push_back(fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
   if (!cache_calls.empty())
@@ -206,6 +207,10 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
               : fmt::format("the caching allocator keeps growing under {}{}: keep shapes stable (pad to a few bucket "
                             "sizes) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                             top_op, where);
+  // cudaFree synchronizes the device and cudaMalloc can stall: GPU idle under them is theirs.
+  for (EventId e : calls)
+    for (auto iv : uncovered(ix.busy, std::max(t.ts[e], ix.gpu_first), std::min(t.end(e), ix.gpu_last)))
+      out.explained_idle.push_back(iv);
   out.findings.push_back(std::move(f));
 }
 

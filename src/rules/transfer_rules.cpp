@@ -115,8 +115,9 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    "the host waits {} for them",
                                    f.events.size(), n_up, n_down, bytes_text(bytes), dur_text(copy_time), gbps,
                                    dur_text(host)));
+  std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
   const EventId top = f.events.front();
-  f.evidence.push_back(fmt::format("{} {} {} under {}", t.name_of(top), bytes_text(bytes_of(t, top)), dur_text(t.dur[top]),
+  f.evidence.push_back(fmt::format("largest: {} {} {} under {}", t.name_of(top), bytes_text(bytes_of(t, top)), dur_text(t.dur[top]),
                                    top_name(by_op)));
   f.locations = user_locations(ix, f.events);
   f.fix = n_up >= n_down
