@@ -20,8 +20,10 @@ constexpr double kRecompileConfidence = 0.9;
 
 void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
+  // A break shows between two regions, which may lie outside a short range: take every
+  // region by thread and keep the pairs whose eager stretch overlaps the range.
   std::map<TrackId, std::vector<EventId>> regions;  // by thread, by start
-  ix.compiled.each_overlapping(t, begin, end, [&](EventId r) { regions[t.track[r]].push_back(r); });
+  for (EventId r : ix.compiled.events) regions[t.track[r]].push_back(r);
   std::vector<EventId> recompiles;
   int64_t compile_time = 0;
   ix.dynamo.each_overlapping(t, begin, end, [&](EventId d) {
@@ -36,11 +38,13 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   size_t breaks = 0, region_count = 0, eager_kernels = 0;
   int64_t eager_time = 0;
   std::map<std::string, int> eager_ops;
+  std::string region_name;
   for (auto& [track, rs] : regions) {
-    region_count += rs.size();
     for (size_t i = 1; i < rs.size(); ++i) {
       const EventId a = rs[i - 1], b = rs[i];
       if (ix.tree.step_of(a) != ix.tree.step_of(b) || t.end(a) > t.ts[b]) continue;
+      if (overlap(t.end(a), t.ts[b], begin, end) == 0 && !(t.end(a) == t.ts[b] && t.ts[b] >= begin && t.ts[b] < end))
+        continue;
       // Eager work between two regions of one step: kernels launched from this thread.
       size_t launched = 0;
       auto [lo, hi] = ix.launch_range(t.end(a), t.ts[b]);
@@ -53,6 +57,8 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
       }
       if (launched == 0) continue;
       ++breaks;
+      region_count += 2;
+      if (region_name.empty()) region_name = std::string(t.name_of(a));
       eager_kernels += launched;
       eager_time += t.ts[b] - t.end(a);
       if (f.events.size() < 64) f.events.push_back(b);
@@ -75,9 +81,9 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   for (size_t i = 0; i < ops.size() && i < 3; ++i) top += fmt::format("{}{} x{}", i ? ", " : "", ops[i].second, ops[i].first);
   if (breaks > 0) {
     const size_t steps = std::max<size_t>(1, ix.tree.steps().size());
-    f.evidence.push_back(fmt::format("{} compiled regions ({}) in the range with eager work between them {} times: "
+    f.evidence.push_back(fmt::format("{} compiled regions (e.g. {}) around the range with eager work between them {} times: "
                                      "{} kernels launched eagerly over {}",
-                                     region_count, t.name_of(regions.begin()->second.front()), breaks, eager_kernels,
+                                     region_count, region_name, breaks, eager_kernels,
                                      dur_text(eager_time)));
     if (!top.empty()) f.evidence.push_back("eager ops between regions: " + top);
     (void)steps;

@@ -195,7 +195,14 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     }
   }
 
-  for (SpanList* l : {&main_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
+  for (EventId g : gpu) {
+    const std::string_view n = t.name_of(g);
+    const CopyArgs* ca = t.copy(g);
+    if (t.category[g] == Category::GpuMemcpy && t.track_of(g).device == device && ca != nullptr &&
+        ca->bytes >= (1 << 20) && (n.find("HtoD") != std::string_view::npos || n.find("DtoH") != std::string_view::npos))
+      large_copies.add(g, t.ts[g], t.dur[g]);
+  }
+  for (SpanList* l : {&large_copies, &main_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache})
     l->sort(t);
 
@@ -251,7 +258,9 @@ EventId RuleIndex::enclosing_op(EventId e) const {
 }
 
 bool RuleIndex::after_warmup(EventId e) const {
-  if (!tree.steps().empty()) return tree.step_of(e) >= 1;
+  // One recorded step is all there is (the profiler schedule skips warm-up): it counts.
+  if (tree.steps().size() >= 2) return tree.step_of(e) >= 1;
+  if (tree.steps().size() == 1) return true;
   return t.ts[e] >= warmup_end;
 }
 

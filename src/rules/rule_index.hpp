@@ -97,6 +97,7 @@ struct RuleIndex {
   TrackId main_thread = UINT32_MAX;  // the thread that launched the most GPU work
   SpanList main_top;                 // its top-level events (under ProfilerStep when present)
   SpanList cpu_ops;                  // every cpu_op, all threads
+  SpanList large_copies;             // host<->device copies of at least 1 MB, primary device
   SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
   int64_t median_step = 0;           // ns, 0 without steps

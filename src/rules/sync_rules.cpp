@@ -165,7 +165,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     const std::string_view n = t.name_of(a);
     (n.find("Free") != std::string_view::npos ? frees : mallocs)++;
     const EventId op = ix.enclosing_op(a);
-    by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += t.dur[a];
+    by_op[op == kNoEvent ? std::string("no op (the allocator itself)") : std::string(t.name_of(op))] += t.dur[a];
   });
   std::vector<EventId> cache_calls;
   ix.empty_cache.each_overlapping(t, begin, end, [&](EventId e) {

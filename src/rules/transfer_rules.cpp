@@ -2,6 +2,7 @@
 // offload_pingpong, redundant_copy.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "rule_index.hpp"
@@ -77,6 +78,8 @@ constexpr double kSmallStrongCount = 64;
 // certain (the catalog's "memcpy a large share of step time").
 constexpr double kPingpongFireShare = 0.02;
 constexpr double kPingpongStrongShare = 0.30;
+// Without steps, the partner copy must lie within this of the copy (a step's order).
+constexpr int64_t kPingpongHorizon = 1'000'000'000;
 // redundant_copy: large device-to-device copy time as a share of GPU busy time; 5% fires,
 // 30% is certain. And at least this many copies, so one odd copy does not fire.
 constexpr double kRedundantFireShare = 0.05;
@@ -171,37 +174,51 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
 
 void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
-  std::map<int64_t, std::pair<std::vector<EventId>, std::vector<EventId>>> by_size;  // bytes -> (up, down)
-  for (EventId g : copies_in(ix, begin, end)) {
-    const Dir d = direction(t.name_of(g));
-    const int64_t b = bytes_of(t, g);
-    if (b < kLargeCopyBytes) continue;
-    if (d == Dir::HtoD) by_size[b].first.push_back(g);
-    if (d == Dir::DtoH) by_size[b].second.push_back(g);
-  }
+  // A round trip is longer than a window: a large copy overlapping the range is part of one
+  // when a copy of the same size went the other way in the same step (or, without steps,
+  // within kPingpongHorizon).
   RuleFinding f;
   int64_t time = 0, bytes = 0;
-  size_t trips = 0;
-  for (auto& [b, ud] : by_size) {
-    if (ud.first.empty() || ud.second.empty()) continue;
-    trips += std::min(ud.first.size(), ud.second.size());
-    for (const auto* v : {&ud.second, &ud.first})
-      for (EventId g : *v) time += t.dur[g], bytes += b, f.events.push_back(g);
-  }
+  size_t matched = 0;
+  std::vector<EventId> partners;
+  ix.large_copies.each_overlapping(t, begin, end, [&](EventId g) {
+    const Dir d = direction(t.name_of(g));
+    const int64_t b = bytes_of(t, g);
+    const int32_t step = ix.tree.step_of(g);
+    EventId partner = kNoEvent;
+    const int64_t lo = t.ts[g] - kPingpongHorizon, hi = t.end(g) + kPingpongHorizon;
+    ix.large_copies.each_overlapping(t, lo, hi, [&](EventId o) {
+      if (partner != kNoEvent || o == g || bytes_of(t, o) != b) return;
+      const Dir od = direction(t.name_of(o));
+      if (!((d == Dir::HtoD && od == Dir::DtoH) || (d == Dir::DtoH && od == Dir::HtoD))) return;
+      if (step >= 0 && ix.tree.step_of(o) != step) return;
+      partner = o;
+    });
+    if (partner == kNoEvent) return;
+    ++matched;
+    time += overlap(t.ts[g], t.end(g), begin, end);
+    bytes += b;
+    f.events.push_back(g);
+    partners.push_back(partner);
+  });
   const double range = static_cast<double>(end - begin);
-  if (trips == 0 || static_cast<double>(time) / range < kPingpongFireShare) return;
+  if (matched == 0 || static_cast<double>(time) / range < kPingpongFireShare) return;
   f.id = "offload_pingpong";
   f.confidence = confidence_between(static_cast<double>(time) / range, kPingpongFireShare, kPingpongStrongShare);
   f.cost = time;
   span_of(t, f);
-  f.evidence.push_back(fmt::format("{} round trips of tensors of the same sizes between host and device: {} copies, "
-                                   "{} moved, {} of copy time ({} of the range)",
-                                   trips, f.events.size(), bytes_text(bytes), dur_text(time),
-                                   pct_text(static_cast<double>(time) / range)));
+  const EventId g = f.events.front(), p = partners.front();
+  f.events.insert(f.events.end(), partners.begin(), partners.end());
+  f.evidence.push_back(fmt::format("{} large copies in the range have a same-size copy the other way in the same "
+                                   "step: {} moved, {} of copy time here ({} of the range)",
+                                   matched, bytes_text(bytes), dur_text(time), pct_text(static_cast<double>(time) / range)));
+  f.evidence.push_back(fmt::format("{} {} ({}) and back: {} {} ({}), {} apart", t.name_of(g), bytes_text(bytes_of(t, g)),
+                                   dur_text(t.dur[g]), t.name_of(p), bytes_text(bytes_of(t, p)), dur_text(t.dur[p]),
+                                   dur_text(std::llabs(t.ts[p] - t.ts[g]))));
   f.locations = user_locations(ix, f.events);
-  f.fix = fmt::format("keep the {} tensors that go out and come back on the GPU when memory allows{}; if offloading "
+  f.fix = fmt::format("keep the {} tensor that goes out and comes back on the GPU when memory allows{}; if offloading "
                       "is needed, use pinned buffers and prefetch on a side stream so the copies overlap compute",
-                      bytes_text(bytes / static_cast<int64_t>(f.events.size())), at(f.locations));
+                      bytes_text(bytes_of(t, g)), at(f.locations));
   out.findings.push_back(std::move(f));
 }
 
