@@ -106,6 +106,38 @@ std::pair<int64_t, int64_t> event_span(const Trace& t) {
   return {lo, hi};
 }
 
+// Surgery must leave a trace consistent: each GPU kernel/copy/memset starts no earlier than
+// the runtime call that launched it (same correlation id), and GPU activity on one stream
+// does not overlap. Returns the number of violations, each reported.
+int gpu_consistency_violations(const Trace& t) {
+  std::map<int64_t, int64_t> launch_ts;
+  for (EventId e = 0; e < t.size(); ++e) {
+    if (is_launch(t.category[e]) && t.correlation[e] != kNoId) launch_ts[t.correlation[e]] = t.ts[e];
+  }
+  int bad = 0;
+  std::map<TrackId, std::vector<std::pair<int64_t, int64_t>>> by_track;
+  for (EventId e = 0; e < t.size(); ++e) {
+    if (!is_gpu_activity(t.category[e])) continue;
+    by_track[t.track[e]].push_back({t.ts[e], t.end(e)});
+    const auto it = t.correlation[e] == kNoId ? launch_ts.end() : launch_ts.find(t.correlation[e]);
+    if (it != launch_ts.end() && it->second > t.ts[e]) {
+      ADD_FAILURE() << t.name_of(e) << " starts at " << t.ts[e] << " ns, before its launch at " << it->second;
+      ++bad;
+    }
+  }
+  for (auto& [track, spans] : by_track) {
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) {
+      // 1 us of slack: the public sources round to the microsecond in places.
+      if (spans[i].first < spans[i - 1].second - 1000) {
+        ADD_FAILURE() << "GPU events overlap on one stream at " << spans[i].first << " ns";
+        ++bad;
+      }
+    }
+  }
+  return bad;
+}
+
 // Checks one trace against its manifest line; used by the corpus suite and the end-to-end test.
 void check_trace_against_line(const fs::path& trace_path, const Line& line) {
   SCOPED_TRACE(trace_path.string());
@@ -126,6 +158,7 @@ void check_trace_against_line(const fs::path& trace_path, const Line& line) {
     return std::string(raw.json.data(), raw.json.size());
   }();
   EXPECT_EQ(json.find("ttap_label::"), std::string::npos) << "a label span was left in the trace";
+  EXPECT_EQ(gpu_consistency_violations(trace), 0);
 }
 
 TEST(DatasetManifest, EveryLineIsWellFormed) {
@@ -233,6 +266,64 @@ TEST(DatasetZoo, RejectsAPatternTheDeviceCannotShow) {
                                                   suite::scratch() + "/never"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not injectable"), std::string::npos) << r.err;
+}
+
+}  // namespace
+
+namespace {
+
+// surgery.py on a real H100 trace: a host_sync goes in, the result stays consistent, keeps
+// every kernel of the source, and the labeled range holds the inserted sync and the GPU
+// idle after it.
+TEST(DatasetSurgery, HostSyncInsertedIntoARealTraceStaysConsistent) {
+  const std::string source = suite::data_path("tracelens_vit_nsfw_h100.json.gz");
+  const std::string out = suite::scratch() + "/surgery_vit.json.gz";
+  const suite::ProcResult r =
+      suite::run_process({"/usr/bin/python3", (kRoot / "scripts" / "dataset" / "surgery.py").string(), source, out,
+                          "--inject", "host_sync", "--seed", "11"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  simdjson::dom::array ranges;
+  ASSERT_FALSE(doc["anti_patterns"].get(ranges));
+  ASSERT_EQ(ranges.size(), 1u);
+  Line line;
+  line.label = "bad";
+  Range rg;
+  rg.type = std::string(std::string_view(ranges.at(0)["type"]));
+  rg.ts_begin = double(ranges.at(0)["ts_begin"]);
+  rg.ts_end = double(ranges.at(0)["ts_end"]);
+  line.ranges.push_back(rg);
+  EXPECT_EQ(rg.type, "host_sync");
+  check_trace_against_line(out, line);
+
+  const Trace before = load_trace(source);
+  const Trace after = load_trace(out);
+  auto count = [](const Trace& t, Category c) {
+    size_t n = 0;
+    for (EventId e = 0; e < t.size(); ++e) n += t.category[e] == c;
+    return n;
+  };
+  EXPECT_EQ(count(after, Category::Kernel), count(before, Category::Kernel)) << "the crop lost or gained kernels";
+  const int64_t b = std::llround(rg.ts_begin * 1000.0), f = std::llround(rg.ts_end * 1000.0);
+  bool sync_inside = false;
+  for (EventId e = 0; e < after.size(); ++e) {
+    if (after.name_of(e) == "cudaStreamSynchronize") sync_inside |= after.ts[e] >= b && after.end(e) <= f;
+  }
+  EXPECT_TRUE(sync_inside) << "the inserted cudaStreamSynchronize is not inside the labeled range";
+  // No kernel runs inside the range after the sync returns: the GPU idles there.
+  for (EventId e = 0; e < after.size(); ++e) {
+    if (after.category[e] == Category::Kernel) EXPECT_FALSE(after.ts[e] > b && after.end(e) < f) << after.name_of(e);
+  }
+}
+
+TEST(DatasetSurgery, RefusesACpuOnlyTrace) {
+  const suite::ProcResult r = suite::run_process(
+      {"/usr/bin/python3", (kRoot / "scripts" / "dataset" / "surgery.py").string(),
+       suite::data_path("hta_cpu_only.json.gz"), suite::scratch() + "/never.json.gz", "--inject", "host_sync"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no GPU kernels"), std::string::npos) << r.err;
 }
 
 }  // namespace

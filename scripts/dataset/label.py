@@ -9,7 +9,8 @@ pattern shows on the device (data/ttap-bench/README.md, "Label ranges"):
   1. to the end of the GPU work launched from inside the span (runtime calls on the span's
      thread, matched to kernels/copies/memsets by correlation id);
   2. then, if the GPU is idle at that point, through the idle gap to the next GPU event,
-     since a host stall shows on the device only once the queue drains.
+     since a host stall shows on the device only once the queue drains; by at most 1 ms,
+     as a longer gap has another cause (the next host work).
 
   label.py RAW.json RUN.json OUT.json.gz --trace-path traces/NAME.json.gz --split train \
       [--manifest manifest.jsonl]
@@ -24,6 +25,7 @@ import sys
 LABEL_PREFIX = "ttap_label::"
 GPU_CATS = {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
 LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}
+MAX_IDLE_TAIL_US = 1000.0
 
 
 class LabelError(Exception):
@@ -94,7 +96,7 @@ def extend_to_device(span, events, gpu, by_correlation):
         if not busy:
             i = bisect.bisect_right(starts, end)
             if i < len(starts):
-                end = starts[i]
+                end = min(starts[i], end + MAX_IDLE_TAIL_US)
     return b, end
 
 

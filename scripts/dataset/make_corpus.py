@@ -46,9 +46,9 @@ SHAPES = {
 }
 
 
-# BatchNorm after a global pooling (DeepLabV3's ASPP pooling branch) needs two samples
-# in training.
-TRAIN_MIN_BATCH_2 = {"deeplabv3_mobilenet_v3_large"}
+# BatchNorm over a 1x1 map (DeepLabV3's ASPP pooling branch, SSDlite's last extra
+# layers) needs two samples in training.
+TRAIN_MIN_BATCH_2 = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large"}
 
 
 def zoo_plan(n, seed=1234):

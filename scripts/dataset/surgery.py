@@ -3,16 +3,16 @@
 
 Each output is a steady-state crop (one to three ProfilerSteps) of a real trace, either
 left as recorded ("good": only benign edits, i.e. the crop and a shift of the time origin)
-or with one or two injected regions. An injection inserts host time at a point between two
-top-level operators of a step (trace_edit.Editor.insert_time: later CPU events and the GPU
-work they launched move later, spanning CPU events grow) and fills it with the events the
+or with one or two injected regions. An injection inserts host time at the start of one
+of a step's outermost operators (trace_edit.Editor.insertion_points; insert_time: later
+CPU events and the GPU work they launched move later, spanning CPU events grow) and fills it with the events the
 mistake produces, in the trace's own schema (2021 or current Kineto, CUDA or ROCm names):
 runtime calls with correlation ids and ac2g flows to the GPU events they start, which
 begin after their launch and after the work queued before them on their stream.
 
 The label range of an injection runs from the insertion point to the first GPU event
-after the inserted time (the device work it launched and the idle it caused), the rule
-label.py applies to zoo traces. kineto_resnet50_v100_nw0 is also labeled where it is bad
+after the inserted time (the device work it launched and the idle it caused), but at most
+1 ms past the inserted time, the rule label.py applies to zoo traces. kineto_resnet50_v100_nw0 is also labeled where it is bad
 as recorded: its single-process DataLoader __next__ spans (dataloader_stall, no surgery).
 
   surgery.py SOURCE.json.gz OUT.json.gz --inject host_sync,launch_bound [--seed N]
@@ -60,6 +60,9 @@ PATTERNS = ["host_sync", "pageable_memcpy", "small_transfers", "offload_pingpong
             "cpu_bound_step", "alloc_churn", "launch_bound", "gpu_idle", "comm_not_overlapped",
             "comm_blocks_compute"]
 COMM = {"comm_not_overlapped", "comm_blocks_compute"}
+# A range extends through the GPU idle after the inserted time by at most this much: a
+# longer gap was in the source already, not caused by the injection (label.py: the same).
+MAX_IDLE_TAIL_US = 1000.0
 
 
 class Injector:
@@ -170,7 +173,8 @@ class Injector:
     def dataloader_stall(self, t, step):
         ed, r = self.ed, self.rng
         b, e = float(step["ts"]), te.end_of(step)
-        delta = r.uniform(0.15, 0.8) * (e - b)
+        # 15-80% of the step, at most 250 ms (a trace without steps counts as one "step").
+        delta = min(r.uniform(0.15, 0.8) * (e - b), 250000.0)
         nexts = [x for x in ed.events if x.get("ph") == "X" and "DataLoader" in str(x.get("name"))
                  and "__next__" in str(x.get("name")) and b <= float(x["ts"]) <= e]
         if nexts:
@@ -249,12 +253,12 @@ class Injector:
         return t, delta, {"kernels": n}
 
     def gpu_idle(self, t):
-        # Nothing recorded on the host for a while: the compute stream idles once the work
-        # queued before t is done, until the work after t arrives.
-        delta = self.rng.uniform(1000.0, 20000.0)
-        begin = min(self.ed.drain_time(t, self.ed.schema.stream), t + delta)
+        # Nothing recorded on the host for a while: the compute stream idles for 1-20 ms
+        # once the work queued before t is done, until the work after t arrives.
+        begin = self.ed.drain_time(t, self.ed.schema.stream)
+        delta = (begin - t) + self.rng.uniform(1000.0, 20000.0)
         self.ed.insert_time(t, delta)
-        return max(t, begin), delta, {}
+        return begin, delta, {}
 
     def _comm(self, t, blocks_compute):
         ed, r = self.ed, self.rng
@@ -296,8 +300,10 @@ def native_dataloader_labels(ed):
                 and float(x.get("dur", 0)) > 10000.0:
             end = te.end_of(x)
             nxt = ed.next_gpu_start(end)
+            if nxt is not None:
+                end = max(end, min(nxt, end + MAX_IDLE_TAIL_US))
             out.append({"type": "dataloader_stall", "ts_begin": round(float(x["ts"]), 3),
-                        "ts_end": round(nxt if nxt is not None else end, 3)})
+                        "ts_end": round(end, 3)})
     return out
 
 
@@ -355,7 +361,9 @@ def make(source_path, out_path, inject, seed, first_step=None, n_steps=None):
             if rg["ts_end"] >= point:
                 rg["ts_end"] = round(rg["ts_end"] + delta, 3)
         after = ed.next_gpu_start(point + delta)
-        end = max(point + delta, after if after is not None else point + delta)
+        end = point + delta
+        if after is not None:
+            end = max(end, min(after, end + MAX_IDLE_TAIL_US))
         ranges.append({"type": pattern, "ts_begin": round(begin, 3), "ts_end": round(end, 3)})
         ops.append(dict(pattern=pattern, at=round(point, 3), inserted_us=round(delta, 3), **what))
     native = native_dataloader_labels(ed) if "nw0" in os.path.basename(source_path) else []

@@ -186,16 +186,20 @@ class Editor:
         return min(starts) if starts else None
 
     def insertion_points(self, step):
-        """Times between the step's top-level children on the main thread: inserting there
-        splits no operator."""
+        """Start times of the step's outermost operators on the main thread (cpu_op or
+        record_function ranges not inside another one). Only Python frames and ranges
+        around them span such a point, and they just grow, so inserting there splits no
+        operator; Python frames themselves are skipped so that points reach inside a
+        model's forward, where syncs and copies happen."""
         b, e = float(step["ts"]), end_of(step)
+        op_cats = {self.schema.op, "user_annotation", "cpu_op", "Operator"}
         kids = [x for x in self.events if x.get("ph") == "X" and (x.get("pid"), x.get("tid")) == self.thread
-                and x is not step and b <= float(x["ts"]) and end_of(x) <= e]
+                and x is not step and x.get("cat") in op_cats and b <= float(x["ts"]) and end_of(x) <= e]
         kids.sort(key=lambda x: (float(x["ts"]), -float(x.get("dur", 0))))
         points, cover = [], b
         for x in kids:
             if float(x["ts"]) >= cover:
-                points.append(float(x["ts"]))  # a top-level child starts here
+                points.append(float(x["ts"]))  # an outermost operator starts here
             cover = max(cover, end_of(x))
         return [p for p in points if p > b]
 
