@@ -52,20 +52,34 @@ bool launches_from(const RuleIndex& ix, EventId e) {
   return false;
 }
 
-// The deepest event under `top` that still covers at least half of [b, e).
-EventId culprit(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
-  const int64_t need = (e - b) / 2;
-  EventId cur = top;
-  for (;;) {
-    EventId next = kNoEvent;
-    int64_t best = need;
-    for (EventId ch : ix.tree.children(cur)) {
-      if (is_gpu_activity(ix.t.category[ch])) continue;
-      const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
-      if (o >= best) best = o, next = ch;
+// A Python frame is looked into rather than counted: with with_stack every Python call has
+// its frame, so real work shows as ops or as calls into C ("<built-in method ...>", numpy
+// and friends) under it; a built-in that is a torch binding does its work in the aten ops
+// under it. A frame with nothing identified under it for the length of a gap (a wait,
+// unprofiled code) leaves that idle to gpu_idle.
+bool is_module_marker(const RuleIndex& ix, EventId e) {
+  if (ix.t.category[e] != Category::PythonFunction) return false;
+  if (ix.t.name_of(e).substr(0, 10) != "<built-in ") return true;
+  for (EventId ch : ix.tree.children(e))
+    if (ix.t.category[ch] == Category::CpuOp) return true;
+  return false;
+}
+
+// Host work in [b, e) that launches no GPU work: the outermost events under `ev` that
+// launch nothing while they run, added to `covered`; the largest is kept. Events that do
+// launch are looked into, since a layer may hold a numpy call between its kernels.
+void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, int64_t& covered, EventId& largest,
+                int64_t& largest_ns) {
+  for (EventId ch : ix.tree.children(ev)) {
+    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch])) continue;
+    const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
+    if (o == 0) continue;
+    if (launches_from(ix, ch) || is_module_marker(ix, ch)) {
+      quiet_work(ix, ch, b, e, covered, largest, largest_ns);
+      continue;
     }
-    if (next == kNoEvent) return cur;
-    cur = next;
+    covered += o;
+    if (o > largest_ns) largest_ns = o, largest = ch;
   }
 }
 
@@ -143,12 +157,15 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
 
 void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
-  const std::vector<Interval> explained = merge_intervals(out.explained_idle);
+  // Time in allocator and synchronizing runtime calls is the runtime's, not CPU work.
+  std::vector<Interval> runtime = out.explained_idle;
+  for (const SpanList* l : {&ix.allocs, &ix.syncs})
+    l->each_overlapping(t, begin, end, [&](EventId c) { runtime.emplace_back(t.ts[c], t.end(c)); });
+  const std::vector<Interval> explained = merge_intervals(std::move(runtime));
   std::vector<Interval> pieces;
-  for (auto gap : ix.idle_gaps(begin, end)) {
+  for (auto gap : ix.whole_idle_gaps(begin, end)) {
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
-    for (auto p : uncovered(explained, gap.first, gap.second))
-      if (p.second - p.first >= kLongGap) pieces.push_back(p);
+    for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end))) pieces.push_back(p);
   }
   if (pieces.empty()) return;
   RuleFinding f;
@@ -158,19 +175,22 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   EventId worst = kNoEvent;
   int64_t worst_ns = 0;
   for (auto [b, e] : pieces) {
+    // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
+    // but is slow to get there (host contention, a first call) is not "work that launches
+    // nothing": gpu_idle reports those with what the host did.
     int64_t cover = 0, best = 0;
-    EventId top = kNoEvent;
+    EventId c = kNoEvent;
     ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
+      if (is_launch(t.category[ev])) return;
       const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
-      cover += o;
-      if (o > best) best = o, top = ev;
+      if (!launches_from(ix, ev) && !is_module_marker(ix, ev)) {
+        cover += o;
+        if (o > best) best = o, c = ev;
+      } else {
+        quiet_work(ix, ev, b, e, cover, c, best);
+      }
     });
-    if (top == kNoEvent || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
-    const EventId c = culprit(ix, top, b, e);
-    if (is_launch(t.category[c])) continue;  // a runtime call (sync, allocation) is not CPU work
-    // An op that launches GPU work and is merely slow to get there (host contention, first
-    // call) is not "work that launches nothing": gpu_idle reports it with what the host did.
-    if (launches_from(ix, c)) continue;
+    if (c == kNoEvent || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
     idle += e - b;
     used.emplace_back(b, e);
     by_culprit[std::string(t.name_of(c))] += e - b;
@@ -234,8 +254,9 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   size_t starved_gaps = 0;
   std::vector<Interval> ivs;
   std::vector<EventId> events;
-  for (auto [b, e] : ix.idle_gaps(begin, end)) {
-    if (e - b >= kLongGap || e >= end) continue;
+  for (auto [gb, e] : ix.whole_idle_gaps(begin, end)) {
+    if (e - gb >= kLongGap || e >= end) continue;
+    const int64_t b = std::max(gb, begin);
     auto [k, kend] = ix.gpu_range(e, e + 1);
     for (; k < kend; ++k) {
       const EventId g = ix.gpu[k];
@@ -290,10 +311,10 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   const std::vector<Interval>& explained = out.explained_idle;  // merged by the engine
   std::vector<Interval> pieces;
   int64_t idle = 0;
-  for (auto gap : ix.idle_gaps(begin, end)) {
+  for (auto gap : ix.whole_idle_gaps(begin, end)) {
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
-    for (auto p : uncovered(explained, gap.first, gap.second))
-      if (p.second - p.first >= kLongGap) pieces.push_back(p), idle += p.second - p.first;
+    for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end)))
+      pieces.push_back(p), idle += p.second - p.first;
   }
   const double range = static_cast<double>(end - begin);
   if (pieces.empty() || static_cast<double>(idle) / range < kIdleFireShare) return;

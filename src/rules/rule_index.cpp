@@ -251,6 +251,20 @@ std::vector<Interval> RuleIndex::idle_gaps(int64_t b, int64_t e) const {
   return uncovered(busy, std::max(b, gpu_first), std::min(e, gpu_last));
 }
 
+std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e) const {
+  if (busy.empty() || e <= gpu_first || b >= gpu_last) return {};
+  // From the start of the last busy interval beginning before b to the first one beginning
+  // at or after e: every gap in between is whole.
+  auto it = std::lower_bound(busy.begin(), busy.end(), b, [](const Interval& iv, int64_t x) { return iv.first < x; });
+  const int64_t from = it == busy.begin() ? gpu_first : std::prev(it)->first;
+  auto jt = std::lower_bound(it, busy.end(), e, [](const Interval& iv, int64_t x) { return iv.first < x; });
+  const int64_t to = jt == busy.end() ? gpu_last : jt->first;
+  std::vector<Interval> out;
+  for (auto g : uncovered(busy, from, to))
+    if (g.second > b && g.first < e) out.push_back(g);
+  return out;
+}
+
 EventId RuleIndex::enclosing_op(EventId e) const {
   EventId p = is_gpu_activity(t.category[e]) ? tree.launcher(e) : tree.parent(e);
   while (p != kNoEvent && t.category[p] != Category::CpuOp) p = tree.parent(p);

@@ -110,6 +110,9 @@ struct RuleIndex {
   // Idle gaps of the primary device inside [b, e), clipped; only between its first and last
   // GPU activity (before the first kernel the GPU is not "idle", it has not started).
   std::vector<Interval> idle_gaps(int64_t b, int64_t e) const;
+  // The whole idle gaps that overlap [b, e), not clipped: a gap's length says what kind of
+  // stall it is, and a short range may see only part of a long gap.
+  std::vector<Interval> whole_idle_gaps(int64_t b, int64_t e) const;
   bool on_primary(EventId g) const { return t.track_of(g).device == device; }
   // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
   EventId enclosing_op(EventId e) const;
