@@ -129,4 +129,271 @@ TEST(RulesAllTraces, TableOfIdsPerTrace) {
   std::printf("%s", out.c_str());
 }
 
+
+const Loaded& fixture(const std::string& name) { return data("rules/" + name); }
+
+// A trace only ../shared/traces/public has; nullptr when that folder is absent.
+const Loaded* shared(const std::string& name) {
+  const std::string path = std::string(TTAP_SHARED_TRACES) + "/" + name;
+  return fs::exists(path) ? &load(path) : nullptr;
+}
+#define SHARED_OR_SKIP(var, name)                                                   \
+  const Loaded* var = shared(name);                                                 \
+  if (var == nullptr) GTEST_SKIP() << TTAP_SHARED_TRACES << " has no " << name
+
+// The finding of `id` with the highest confidence over the windows (fails when none).
+ttap::RuleFinding strongest(const Loaded& l, const std::string& id) {
+  auto m = by_id(l);
+  auto it = m.find(id);
+  if (it == m.end()) {
+    ADD_FAILURE() << id << " did not fire";
+    return {};
+  }
+  return *std::max_element(it->second.begin(), it->second.end(),
+                           [](auto& a, auto& b) { return a.confidence < b.confidence; });
+}
+
+// Findings over the whole steady state as one range.
+std::vector<ttap::RuleFinding> whole(const Loaded& l, const std::string& id) {
+  std::vector<ttap::RuleFinding> v;
+  for (auto& f : l.engine->detect(l.begin, l.end))
+    if (f.id == id) v.push_back(f);
+  return v;
+}
+
+bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
+  for (auto& e : f.evidence)
+    if (e.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(RulesHostSync, ScalarReadsFireUploadSyncsDoNot) {
+  // An .item() inserted into ViT: the sync under aten::_local_scalar_dense, the GPU idle after.
+  const auto f = strongest(fixture("vit_nsfw_h100_host_sync.json.gz"), "host_sync");
+  EXPECT_TRUE(evidence_has(f, "cudaStreamSynchronize")) << dump({f});
+  EXPECT_TRUE(evidence_has(f, "under aten::_local_scalar_dense")) << dump({f});
+  EXPECT_GT(f.cost, 0);
+  EXPECT_NE(f.fix.find("keep the value on the device"), std::string::npos);
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("host_sync"));
+  // HTA's event-sync example: cudaEventSynchronize and .item() in one step.
+  EXPECT_TRUE(fired(data("hta_event_sync_small.json.gz")).count("host_sync"));
+  // nw4's cudaStreamSynchronize calls only complete pageable input uploads.
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw4.json.gz")).count("host_sync"));
+}
+
+TEST(RulesPageableMemcpy, InputUploadsWithoutPinnedMemory) {
+  const auto f = strongest(data("kineto_resnet50_v100_nw0.json.gz"), "pageable_memcpy");
+  EXPECT_TRUE(evidence_has(f, "18.4 MB")) << dump({f});
+  EXPECT_NE(f.fix.find("pin_memory=True"), std::string::npos);
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("pageable_memcpy"));
+  EXPECT_FALSE(fired(data("tracelens_qwen05b_h100.json.gz")).count("pageable_memcpy"));
+}
+
+TEST(RulesSmallTransfers, ManySmallUploadsFireOneLabelCopyPerStepDoesNot) {
+  const auto f = strongest(data("hta_alexnet_a100_small.json.gz"), "small_transfers");
+  EXPECT_TRUE(evidence_has(f, "HtoD")) << dump({f});
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("small_transfers"));
+}
+
+TEST(RulesOffloadPingpong, SameSizeRoundTripAcrossWindows) {
+  const auto f = strongest(fixture("vit_nsfw_h100_offload_pingpong.json.gz"), "offload_pingpong");
+  EXPECT_TRUE(evidence_has(f, "128.0 MB")) << dump({f});
+  EXPECT_GE(f.confidence, 0.9);
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("offload_pingpong"));
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("offload_pingpong"));
+}
+
+TEST(RulesDataLoaderStall, SingleProcessLoaderFiresFourWorkersDoNot) {
+  const Loaded& nw0 = data("kineto_resnet50_v100_nw0.json.gz");
+  const auto f = strongest(nw0, "dataloader_stall");
+  EXPECT_GE(f.confidence, 0.9);
+  EXPECT_TRUE(evidence_has(f, "num_workers=0")) << dump({f});
+  EXPECT_NE(f.fix.find("num_workers"), std::string::npos);
+  // About 40% of each step: dozens of the 100 windows sit inside a loader stall.
+  EXPECT_GE(by_id(nw0)["dataloader_stall"].size(), 20u);
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw4.json.gz")).count("dataloader_stall"));
+}
+
+TEST(RulesCpuBoundStep, HostOpsInTheStepFireAnUnexplainedGapDoesNot) {
+  const auto f = strongest(fixture("vit_nsfw_h100_cpu_bound_step.json.gz"), "cpu_bound_step");
+  const bool named = evidence_has(f, "aten::cat") || evidence_has(f, "aten::histc") || evidence_has(f, "aten::sort");
+  EXPECT_TRUE(named) << dump({f});
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("cpu_bound_step"));
+  // A stretch with no identified host work is gpu_idle's, not cpu_bound_step's.
+  EXPECT_FALSE(fired(fixture("vit_nsfw_h100_gpu_idle.json.gz")).count("cpu_bound_step"));
+}
+
+TEST(RulesGpuIdle, UnexplainedGapFiresCleanTraceDoesNot) {
+  const auto f = strongest(fixture("vit_nsfw_h100_gpu_idle.json.gz"), "gpu_idle");
+  EXPECT_LE(f.confidence, 0.7);  // the catch-all never claims certainty
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("gpu_idle"));
+}
+
+TEST(RulesLaunchBound, ShortKernelsStarveTheGpu) {
+  const auto f = strongest(data("hta_ddp_a100_nccl.json.gz"), "launch_bound");
+  EXPECT_TRUE(evidence_has(f, "shorter than their launch call")) << dump({f});
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("launch_bound"));
+  SHARED_OR_SKIP(vllm, "tracelens_vllm_b200_eager.json.gz");
+  EXPECT_GE(by_id(*vllm)["launch_bound"].size(), 30u);  // eager decoding, step after step
+}
+
+TEST(RulesOptimizerSingleTensor, PerParameterSgdFires) {
+  const auto f = strongest(data("kineto_resnet50_v100_nw0.json.gz"), "optimizer_single_tensor");
+  EXPECT_TRUE(evidence_has(f, "Optimizer.step#SGD.step")) << dump({f});
+  EXPECT_NE(f.fix.find("torch.optim.SGD(..., foreach=True)"), std::string::npos);
+  EXPECT_FALSE(fired(data("tracelens_qwen05b_h100.json.gz")).count("optimizer_single_tensor"));
+  SHARED_OR_SKIP(mi300, "tracelens_resnet_ckpt_mi300.json.gz");  // torch 2.x SGD: foreach by default
+  EXPECT_FALSE(fired(*mi300).count("optimizer_single_tensor"));
+}
+
+TEST(RulesGradNotSetToNone, ZeroGradKernelsFireSetToNoneDoesNot) {
+  const auto f = strongest(data("kineto_resnet50_v100_nw0.json.gz"), "grad_not_set_to_none");
+  EXPECT_TRUE(evidence_has(f, "aten::fill_")) << dump({f});
+  EXPECT_NE(f.fix.find("set_to_none=True"), std::string::npos);
+  // Optimizer.zero_grad spans that launch nothing (set_to_none).
+  EXPECT_FALSE(fired(data("hta_ddp_cnn_v100_nsres.json.gz")).count("grad_not_set_to_none"));
+}
+
+TEST(RulesUnfusedElementwise, EagerLlmChainsFireCnnDoesNot) {
+  const auto f = strongest(data("tracelens_qwen05b_h100.json.gz"), "unfused_elementwise");
+  EXPECT_TRUE(evidence_has(f, "back-to-back elementwise kernels")) << dump({f});
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("unfused_elementwise"));
+}
+
+TEST(RulesFp32NoTensorCores, Fp32V100FiresBf16H100DoesNot) {
+  const auto f = strongest(data("kineto_resnet50_v100_nw0.json.gz"), "fp32_no_tensor_cores");
+  EXPECT_TRUE(evidence_has(f, "V100")) << dump({f});
+  EXPECT_NE(f.fix.find("autocast"), std::string::npos);
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("fp32_no_tensor_cores"));
+  EXPECT_FALSE(fired(data("tracelens_qwen05b_h100.json.gz")).count("fp32_no_tensor_cores"));
+}
+
+TEST(RulesLayoutConversion, NchwToNhwcAroundConvolutions) {
+  const auto f = strongest(data("hta_ddp_a100_nccl.json.gz"), "layout_conversion");
+  EXPECT_TRUE(evidence_has(f, "nchwToNhwc")) << dump({f});
+  EXPECT_NE(f.fix.find("channels_last"), std::string::npos);
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("layout_conversion"));
+}
+
+TEST(RulesCastChurn, CastsEveryStepFireContiguousCopiesDoNot) {
+  const Loaded& cast = fixture("qwen05b_h100_cast_churn.json.gz");
+  const auto f = strongest(cast, "cast_churn");
+  EXPECT_TRUE(evidence_has(f, "c10::BFloat16 to float")) << dump({f});
+  EXPECT_FALSE(fired(data("tracelens_qwen05b_h100.json.gz")).count("cast_churn"));
+  // The same kernels under .contiguous() are redundant copies, under .float() casts.
+  EXPECT_TRUE(fired(data("tracelens_qwen05b_h100.json.gz")).count("redundant_copy"));
+  EXPECT_FALSE(fired(cast).count("redundant_copy"));
+}
+
+TEST(RulesAllocChurn, AllocatorCallsInTheStepFire) {
+  const auto f = strongest(fixture("vit_nsfw_h100_alloc_churn.json.gz"), "alloc_churn");
+  EXPECT_TRUE(evidence_has(f, "cudaMalloc")) << dump({f});
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("alloc_churn"));
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("alloc_churn"));
+}
+
+TEST(RulesRedundantCopy, DdpBucketCopies) {
+  const auto f = strongest(data("hta_ddp_cnn_v100_nsres.json.gz"), "redundant_copy");
+  EXPECT_TRUE(evidence_has(f, "Memcpy DtoD")) << dump({f});
+  EXPECT_NE(f.fix.find("gradient_as_bucket_view=True"), std::string::npos);
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("redundant_copy"));
+}
+
+TEST(RulesLowOccupancy, SmallGridsOnABigGpu) {
+  const auto f = strongest(data("tracelens_vit_nsfw_h100.json.gz"), "low_occupancy");
+  EXPECT_TRUE(evidence_has(f, "132 SMs")) << dump({f});
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("low_occupancy"));
+}
+
+TEST(RulesCommNotOverlapped, DdpAllReduceExposed) {
+  const auto f = strongest(data("hta_ddp_a100_nccl.json.gz"), "comm_not_overlapped");
+  EXPECT_TRUE(evidence_has(f, "with no compute kernel running")) << dump({f});
+  EXPECT_NE(f.fix.find("bucket_cap_mb"), std::string::npos);  // a DDP job gets DDP's knobs
+  for (int r = 0; r < 8; ++r)
+    EXPECT_TRUE(fired(data("param_dlrm_v100_8ranks/rank" + std::to_string(r) + ".json.gz")).count("comm_not_overlapped"));
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("comm_not_overlapped"));
+  // hta_ddp_cnn_v100_nsres records nccl:all_reduce ops but no collective kernels at all.
+  EXPECT_FALSE(fired(data("hta_ddp_cnn_v100_nsres.json.gz")).count("comm_not_overlapped"));
+}
+
+TEST(RulesCommBlocksCompute, ComputeQueuedBehindCollectives) {
+  const auto f = strongest(data("hta_ddp_a100_nccl.json.gz"), "comm_blocks_compute");
+  EXPECT_TRUE(evidence_has(f, "waits on collectives")) << dump({f});
+  EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw0.json.gz")).count("comm_blocks_compute"));
+}
+
+TEST(RulesGraphBreaks, EagerLayerBetweenCompiledRegions) {
+  const auto f = strongest(fixture("vit_nsfw_h100_graph_breaks.json.gz"), "graph_breaks");
+  EXPECT_TRUE(evidence_has(f, "Torch-Compiled Region")) << dump({f});
+  EXPECT_NE(f.fix.find("TORCH_LOGS=graph_breaks"), std::string::npos);
+  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("graph_breaks"));
+  SHARED_OR_SKIP(vllm, "tracelens_vllm_b200_eager.json.gz");  // one compiled region, no break
+  EXPECT_FALSE(fired(*vllm).count("graph_breaks"));
+}
+
+TEST(RulesLocations, UserFramesOnlyInnermostFirst) {
+  const auto f = strongest(fixture("qwen05b_h100_cast_churn.json.gz"), "cast_churn");
+  ASSERT_FALSE(f.locations.empty());
+  EXPECT_EQ(f.locations[0].file, "transformers/integrations/sdpa_attention.py");
+  EXPECT_EQ(f.locations[0].line, 18);
+  EXPECT_EQ(f.locations[0].function, "sdpa_attention_forward");
+  for (const char* name : {"tracelens_vit_nsfw_h100.json.gz", "tracelens_qwen05b_h100.json.gz"})
+    for (auto& [id, v] : by_id(data(name)))
+      for (auto& fd : v)
+        for (auto& loc : fd.locations) {
+          EXPECT_NE(loc.file.rfind("torch/", 0), 0u) << loc.file;
+          EXPECT_NE(loc.file.front(), '<') << loc.file;
+          EXPECT_NE(loc.file, "threading.py");
+          EXPECT_GT(loc.line, 0);
+        }
+}
+
+TEST(RulesEngine, SortedScoresAndEmptyRanges) {
+  const Loaded& l = data("kineto_resnet50_v100_nw0.json.gz");
+  std::vector<double> expected;
+  for (auto [b, e] : l.windows) {
+    const auto v = l.engine->detect(b, e);
+    double best = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      best = std::max(best, v[i].confidence);
+      if (i > 0) EXPECT_GE(v[i - 1].confidence, v[i].confidence);
+    }
+    expected.push_back(best);
+  }
+  EXPECT_EQ(l.engine->scores(l.windows), expected);
+  EXPECT_TRUE(l.engine->detect(l.begin, l.begin).empty());          // empty range
+  EXPECT_TRUE(l.engine->detect(l.end, l.begin).empty());            // reversed range
+  EXPECT_TRUE(l.engine->detect(l.end + 1'000'000'000, l.end + 2'000'000'000).empty());  // after the trace
+  // A CPU-only trace: nothing GPU-related can be claimed.
+  const Loaded& cpu = data("hta_cpu_only.json.gz");
+  for (auto [b, e] : cpu.windows) EXPECT_TRUE(cpu.engine->detect(b, e).empty());
+}
+
+// The constructor's indices make detect() on each of 100 windows cheap. Budgets are ten
+// times what this 2-core VM measures, so a loaded machine does not fail them.
+TEST(RulesEngine, HundredWindowsAreCheap) {
+  std::vector<std::string> traces = {ttap::test::data("kineto_resnet50_v100_nw0.json.gz")};
+  const std::string big = std::string(TTAP_SHARED_TRACES) + "/hta_mtia_no_gpu_large.json.gz";
+  const std::string big_gpu = std::string(TTAP_SHARED_TRACES) + "/hta_torchrec_a100_rank0.json.gz";
+  const std::string big_gpu2 = std::string(TTAP_SHARED_TRACES) + "/param_resnet_2080ti.json.gz";
+  for (const auto& p : {big, big_gpu, big_gpu2})
+    if (fs::exists(p)) traces.push_back(p);
+  for (const std::string& path : traces) {
+    const ttap::Trace t = ttap::load_trace(path);
+    const ttap::EventTree tree = ttap::EventTree::build(t);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ttap::RuleEngine engine(t, tree);
+    const auto t1 = std::chrono::steady_clock::now();
+    const ttap::SteadyState s = ttap::steady_state(t, tree);
+    size_t findings = 0;
+    for (int64_t i = 0; i < 100; ++i)
+      findings += engine.detect(s.begin + (s.end - s.begin) * i / 100, s.begin + (s.end - s.begin) * (i + 1) / 100).size();
+    const auto t2 = std::chrono::steady_clock::now();
+    const double ctor_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    const double detect_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    std::printf("%s: %zu events, RuleEngine() %.1f ms, 100 x detect() %.1f ms (%.2f ms each), %zu findings\n",
+                fs::path(path).filename().c_str(), t.size(), ctor_ms, detect_ms, detect_ms / 100, findings);
+    EXPECT_LT(detect_ms, 5000.0);
+  }
+}
 }  // namespace

@@ -14,6 +14,8 @@ namespace {
 constexpr int64_t kSyncMinDur = 20'000;
 // GPU idle right after a sync below this is noise (one launch latency or two).
 constexpr int64_t kMinIdleAfter = 20'000;
+// How far back a sync may lie and still explain idle in the range.
+constexpr int64_t kSyncLookback = 10'000'000;
 // Host-blocked time that is worth reporting even when the GPU did not idle afterwards.
 constexpr int64_t kLongSync = 1'000'000;
 // Confidence: idle caused by syncs as a share of the range; 0.5% fires, 10% is certain.
@@ -81,15 +83,25 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   std::vector<SyncCase> cases;
   int64_t blocked = 0, idle = 0;
   std::vector<Interval> idle_ivs;
-  ix.syncs.each_overlapping(t, begin, end, [&](EventId s) {
-    if (t.ts[s] < begin || t.dur[s] < kSyncMinDur) return;
+  // A sync shortly before the range still explains idle inside it: the host resumes
+  // launching only after it.
+  ix.syncs.each_overlapping(t, begin - kSyncLookback, end, [&](EventId s) {
+    // Under .item()/.nonzero() a sync is the pattern whatever its length: the host reads a
+    // device value, and the queue it drained stays empty until the host launches again.
+    const EventId op = ix.enclosing_op(s);
+    const bool reads_value = op != kNoEvent && (ix.has(op, kSyncOp) || (ix.tree.parent(op) != kNoEvent &&
+                                                                         ix.has(ix.tree.parent(op), kSyncOp)));
+    if (t.dur[s] < kSyncMinDur && !reads_value) return;
     if (completes_pageable_upload(ix, s)) return;
-    // The GPU idles from when its queue drains during the sync until the next launch the
+    // The GPU idles from when its queue drains at the end of the sync until the next launch the
     // host issues after it arrives; time the host spends in the DataLoader meanwhile is
     // dataloader_stall's.
     auto [li, lend] = ix.launch_range(t.end(s), INT64_MAX);
     const int64_t resume = li < lend ? ix.launch_ts[li] + ix.launch_latency : t.end(s);
-    std::vector<Interval> gaps = uncovered(ix.busy, std::max(t.ts[s], ix.gpu_first), std::min(resume, ix.gpu_last));
+    if (resume <= begin) return;
+    // The sync returns once the queue is empty; gaps while it waits are the queue's own.
+    const int64_t drained = std::max(t.ts[s], t.end(s) - ix.launch_latency);
+    std::vector<Interval> gaps = uncovered(ix.busy, std::max(drained, ix.gpu_first), std::min(resume, ix.gpu_last));
     const std::vector<Interval> dl = dataloader_intervals(ix, t.ts[s], resume);
     int64_t caused = 0;
     // Counted where it falls in the range: a sync at a range's end costs the next range too.
@@ -98,9 +110,10 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
         caused += iv.second - iv.first;
         idle_ivs.push_back(iv);
       }
+    if (caused == 0 && t.ts[s] < begin) return;  // before the range and no idle in it
     blocked += t.dur[s];
     idle += caused;
-    cases.push_back({s, ix.enclosing_op(s), caused});
+    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused});
   });
   if (cases.empty() || (idle < kMinIdleAfter && blocked < kLongSync)) return;
 

@@ -101,7 +101,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     print("cast_churn: renamed", qwen_cast_churn(), "contiguous chains")
     vit_graph_breaks()
-    for pattern in ("offload_pingpong", "alloc_churn", "cpu_bound_step", "gpu_idle"):
+    for pattern in ("offload_pingpong", "alloc_churn", "cpu_bound_step", "gpu_idle", "host_sync"):
         m = surgery("tracelens_vit_nsfw_h100.json.gz", pattern, f"vit_nsfw_h100_{pattern}.json.gz")
         print(pattern, json.dumps(m["anti_patterns"]))
 
