@@ -378,6 +378,8 @@ TEST(RulesEngine, HundredWindowsAreCheap) {
   const std::string big_gpu2 = std::string(TTAP_SHARED_TRACES) + "/param_resnet_2080ti.json.gz";
   for (const auto& p : {big, big_gpu, big_gpu2})
     if (fs::exists(p)) traces.push_back(p);
+  // TTAP_RULES_BENCH=FILE adds a trace to measure (e.g. scripts/bench/make_big_trace.py's).
+  if (const char* extra = std::getenv("TTAP_RULES_BENCH")) traces.push_back(extra);
   for (const std::string& path : traces) {
     const ttap::Trace t = ttap::load_trace(path);
     const ttap::EventTree tree = ttap::EventTree::build(t);

@@ -1,6 +1,15 @@
 // Rule detectors: one per catalog id (catalog.hpp), each computing the evidence for its
 // anti-pattern from the events of a time range. They classify the detector's top windows,
 // feed the LLM as evidence, and, over every window, make the rule-based scorer.
+//
+// The detectors live in src/rules/, one file per family (sync, transfer, host, optimizer,
+// kernel, comm, compile rules), each threshold a named constant with the reason for its
+// value. A detector fires when its signal passes a firing threshold; its confidence is
+// 0.4 there and rises linearly to 1 at a "strong" threshold (gpu_idle, the catch-all, tops
+// out at 0.7). Patterns longer than a window (a host/device round trip, the eager stretch
+// between two compiled regions, the idle after a sync just before the range, an idle gap
+// only partly inside it) are judged on the whole pattern and reported in each range they
+// reach. The primary device (the one with the most GPU time) is the one judged.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +34,7 @@ struct CodeLocation {
 struct RuleFinding {
   std::string id;           // catalog id
   double confidence = 0;    // 0..1, how clearly the evidence shows the pattern
+  // From cost over the range's length: error at 25% or more, warning at 5%, else info.
   Severity severity = Severity::warning;
   int64_t begin = 0;        // ns: where it shows (within or around the range asked)
   int64_t end = 0;
