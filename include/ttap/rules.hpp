@@ -54,8 +54,9 @@ class RuleEngine {
   RuleEngine(RuleEngine&&) noexcept;
   // Every detector over [begin, end) (ns). Findings sorted by confidence, then cost.
   std::vector<RuleFinding> detect(int64_t begin, int64_t end) const;
-  // The rule-based scorer (`--scorer rules`): per range, the highest confidence of any
-  // finding there, in [0, 1].
+  // The rule-based scorer (`--scorer rules`): per range, the highest confidence x cost
+  // weight of any finding there, in [0, 1] (the weight, 1 - exp(-3 x cost share of the
+  // range), ranks the costly above the merely present).
   std::vector<double> scores(const std::vector<std::pair<int64_t, int64_t>>& ranges) const;
 
  private:

@@ -1,6 +1,7 @@
 // RuleEngine: runs every detector over a range, orders the findings, and scores ranges.
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "rule_index.hpp"
 
@@ -30,15 +31,41 @@ constexpr std::array<rules::Detector, 20> kDetectors = {
     rules::detect_graph_breaks,        rules::detect_gpu_idle};
 
 // Severity from the share of the range the finding costs: a quarter or more of the time is
-// an error worth fixing first, a twentieth a warning, less is information.
+// an error worth fixing first, a twentieth a warning, less is information. And whatever the
+// share, a finding that costs less than 1% of a step (of the profiled span without steps)
+// is information: a 100th of a short inference trace is a few dozen microseconds, and
+// microseconds are not errors.
 constexpr double kErrorShare = 0.25;
 constexpr double kWarningShare = 0.05;
+constexpr double kMinStepShare = 0.01;
+
+// Window score weight of a finding's cost: 1 - exp(-k * cost share of the range). A
+// confident finding that costs the whole range scores about 0.95, one costing a quarter
+// about 0.5, so a DataLoader stall that empties a window outranks FP32 math that might
+// make a busy one somewhat faster.
+constexpr double kCostWeight = 3.0;
+
+int64_t reference_span(const Trace& t, const EventTree& tree) {
+  if (!tree.steps().empty()) {
+    int64_t total = 0;
+    for (const Step& s : tree.steps()) total += s.end - s.ts;
+    return total / static_cast<int64_t>(tree.steps().size());
+  }
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (EventId e = 0; e < t.size(); ++e) {
+    if (t.phase[e] != Phase::Complete) continue;
+    lo = std::min(lo, t.ts[e]);
+    hi = std::max(hi, t.end(e));
+  }
+  return hi > lo ? hi - lo : 0;
+}
 
 }  // namespace
 
 struct RuleEngine::Impl {
-  Impl(const Trace& t, const EventTree& tree) : index(t, tree) {}
+  Impl(const Trace& t, const EventTree& tree) : index(t, tree), reference(reference_span(t, tree)) {}
   rules::RuleIndex index;
+  int64_t reference;  // a mean step, or the profiled span without steps (ns)
 };
 
 RuleEngine::RuleEngine(const Trace& trace, const EventTree& tree) : impl_(std::make_unique<Impl>(trace, tree)) {}
@@ -57,6 +84,7 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
     f.confidence = std::clamp(f.confidence, 0.0, 1.0);
     const double share = static_cast<double>(f.cost) / span;
     f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+    if (static_cast<double>(f.cost) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;
   }
   std::stable_sort(out.findings.begin(), out.findings.end(), [](const RuleFinding& a, const RuleFinding& b) {
     if (a.confidence != b.confidence) return a.confidence > b.confidence;
@@ -70,7 +98,9 @@ std::vector<double> RuleEngine::scores(const std::vector<std::pair<int64_t, int6
   s.reserve(ranges.size());
   for (auto [b, e] : ranges) {
     double best = 0;
-    for (const RuleFinding& f : detect(b, e)) best = std::max(best, f.confidence);
+    const double span = static_cast<double>(std::max<int64_t>(1, e - b));
+    for (const RuleFinding& f : detect(b, e))
+      best = std::max(best, f.confidence * (1.0 - std::exp(-kCostWeight * static_cast<double>(f.cost) / span)));
     s.push_back(best);
   }
   return s;
