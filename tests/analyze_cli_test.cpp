@@ -45,7 +45,7 @@ std::set<std::string> ids_in(simdjson::dom::element trace) {
 
 TEST(AnalyzeFormats, TextKeepsTheHeadlineAndListsFindings) {
   const ProcResult r = analyze({kResnet, kCpuOnly});
-  EXPECT_EQ(r.exit_code, 0) << "gating is opt-in (--fail-on)\n" << r.err;
+  EXPECT_EQ(r.exit_code, 1) << "nw0 is flagged and --fail-on warning is the default\n" << r.err;
   EXPECT_NE(r.out.find("6 steps, mean 174.829 ms: GPU busy 56.0%, DataLoader 39.6% of step time"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("what-if dataloader_stall"), std::string::npos);
   EXPECT_NE(r.out.find("no GPU activity (CPU-only trace)"), std::string::npos);
@@ -120,7 +120,7 @@ TEST(AnalyzeFormats, JsonFollowsTheSchema) {
 
 TEST(AnalyzeFormats, SarifHasOneRulePerCatalogIdAndPointsAtUserCode) {
   const std::string out = scratch() + "/vit.sarif";
-  const ProcResult r = analyze({"--format", "sarif", "-o", out, "--top-k", "20", kVit, kResnet});
+  const ProcResult r = analyze({"--format", "sarif", "-o", out, "--top-k", "20", "--fail-on", "none", kVit, kResnet});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty()) << "-o writes the file, not stdout";
   simdjson::dom::parser p;
@@ -179,14 +179,15 @@ TEST(AnalyzeFormats, JunitIsWellFormedWithOneTestcasePerTrace) {
 }
 
 TEST(AnalyzeFormats, MarkdownHasATableOfFindings) {
-  const ProcResult r = analyze({"--format", "md", kResnet});
+  const ProcResult r = analyze({"--format", "md", "--fail-on", "none", kResnet});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("# ttap analyze\n", 0), 0u);
   EXPECT_NE(r.out.find("| window | time | score | severity | id |"), std::string::npos) << r.out;
 }
 
 TEST(AnalyzeGate, ExitCodesFollowFailOnAndFailScore) {
-  EXPECT_EQ(analyze({kResnet}).exit_code, 0) << "default --fail-on none";
+  EXPECT_EQ(analyze({kResnet}).exit_code, 1) << "default --fail-on warning";
+  EXPECT_EQ(analyze({"--fail-on", "none", kResnet}).exit_code, 0);
   EXPECT_EQ(analyze({"--fail-on", "warning", kResnet}).exit_code, 1);
   EXPECT_EQ(analyze({"--fail-on", "none", "--fail-score", "0", kResnet}).exit_code, 1);
   // The score is a mean of [0, 1] window scores: 1.0 is only reached when every window is.

@@ -33,7 +33,7 @@ struct AnalyzeSettings {
   ScoreOptions score;
   LlmConfig llm;
   std::vector<Ignore> ignores;
-  FailOn fail_on = FailOn::none;  // gating is opt-in: a person at a terminal gets 0 unless asked
+  FailOn fail_on = FailOn::warning;  // exit 1 on a flagged trace, as the exit codes document
   std::optional<double> fail_score;
 };
 

@@ -98,7 +98,7 @@ AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<Anal
   s.score.model = pick(o.model, cfg.model, std::string());
   s.score.device = pick(o.device, cfg.device, std::string("auto"));
   s.score.threads = o.threads;
-  s.fail_on = o.fail_on ? *parse_fail_on(*o.fail_on) : cfg.fail_on.value_or(FailOn::none);
+  s.fail_on = o.fail_on ? *parse_fail_on(*o.fail_on) : cfg.fail_on.value_or(FailOn::warning);
   s.fail_score = o.fail_score ? o.fail_score : cfg.fail_score;
   s.ignores = cfg.ignores;
   LlmConfig& l = s.llm;
