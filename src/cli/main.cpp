@@ -120,7 +120,7 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_option("--config", analyze.config, "Config file (JSON); default ./ttap.json when present");
   analyze_cmd->add_option("-j,--jobs", analyze.jobs, "Traces analyzed at once (0 = one per core)")->check(CLI::Range(0, 1024));
   analyze_cmd->add_flag("!--no-progress", analyze.progress, "No progress bar on the terminal");
-  analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none (default), warning or error")
+  analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none, warning (default) or error")
       ->check(CLI::IsMember({"none", "warning", "error"}));
   analyze_cmd->add_option("--fail-score", analyze.fail_score, "Exit 1 when a trace score is at least S (0..1)")->check(CLI::Range(0.0, 1.0));
   analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));
