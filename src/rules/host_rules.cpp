@@ -104,9 +104,13 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
   int64_t idle = 0, span_time = 0;
   std::vector<Interval> ivs;
   bool single = false;
+  // Without a GPU the model runs on the training thread: while that thread makes the batch,
+  // the compute waits just as an idle GPU would, so the loader span itself is the stall.
+  const bool cpu_only = ix.gpu.empty();
   ix.dataloader.each_overlapping(t, begin, end, [&](EventId d) {
     const int64_t b = std::max(begin, t.ts[d]), e = std::min(end, t.end(d));
     int64_t here = 0;
+    if (cpu_only) here = std::max<int64_t>(0, e - b);
     for (auto iv : ix.idle_gaps(b, e)) here += iv.second - iv.first, ivs.push_back(iv);
     if (here == 0) return;
     idle += here;
@@ -118,8 +122,10 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
   if (idle < kMinStall || static_cast<double>(idle) / range < kStallFireShare) return;
   if (ix.median_step > 0) {
     int64_t whole = 0;  // GPU idle over the whole of each span seen, not just the range's part
-    for (EventId d : f.events)
+    for (EventId d : f.events) {
+      if (cpu_only) whole += t.dur[d];
       for (auto iv : ix.idle_gaps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
+    }
     const double per_step = static_cast<double>(whole) / static_cast<double>(f.events.size());
     if (per_step < kStallStepShare * static_cast<double>(ix.median_step)) return;
   }
@@ -129,8 +135,9 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.begin = std::max(begin, t.ts[f.events.front()]);
   f.end = std::min(end, t.end(f.events.back()));
   const EventId top = f.events.front();
-  f.evidence.push_back(fmt::format("{} {} in all ({} in the range); GPU idle {} during it ({} of the range{})",
-                                   t.name_of(top), dur_text(t.dur[top]), dur_text(span_time), dur_text(idle),
+  f.evidence.push_back(fmt::format("{} {} in all ({} in the range); {} {} during it ({} of the range{})", t.name_of(top),
+                                   dur_text(t.dur[top]), dur_text(span_time),
+                                   cpu_only ? "no model compute on the training thread" : "GPU idle", dur_text(idle),
                                    pct_text(static_cast<double>(idle) / range), step_share_text(ix, idle)));
   // Where the loader's time goes: its heaviest direct children by name.
   std::map<std::string, int64_t> by_child;
