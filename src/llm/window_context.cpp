@@ -152,9 +152,23 @@ void tree_excerpt(const Trace& t, const EventTree& tree, EventId e, uint32_t dep
       shown.push_back(k);
     }
   }
-  // Python frames that only call one thing (interpreter and wrapper chains) take no line.
-  if (t.category[e] == Category::PythonFunction && shown.size() == 1 && hidden_count == 0) {
-    tree_excerpt(t, tree, shown.front(), depth, begin, end, out, lines);
+  // Python frames that only call one thing (interpreter and wrapper chains) and nn.Module's
+  // call machinery take no line: the nn.Module frames and forward()s say the same, shorter.
+  const std::string_view name = t.name_of(e);
+  const bool python = t.category[e] == Category::PythonFunction;
+  if (python && !name.starts_with("nn.Module: ") &&
+      ((shown.size() == 1 && hidden_count == 0) || name.ends_with("_call_impl"))) {
+    for (EventId k : shown) {
+      if (lines >= kTreeLines) return;
+      tree_excerpt(t, tree, k, depth, begin, end, out, lines);
+    }
+    if (hidden_count && lines < kTreeLines) {
+      ++lines;
+      append_line(out,
+                  fmt::format("  {}({} shorter children or GPU activity, {} in all)", std::string(2 * depth, ' '),
+                              hidden_count, duration_text(hidden)),
+                  SIZE_MAX);
+    }
     return;
   }
   const int64_t shown_dur = overlap(t.ts[e], t.end(e), begin, end);
@@ -279,7 +293,8 @@ std::string llm_window_context(const Trace& t, const EventTree& tree, int64_t be
   for (EventId e : cpu) {
     const Category c = t.category[e];
     if (c == Category::PythonFunction) continue;  // frames span everything; the paths show them
-    if (c == Category::UserAnnotation && profiler_step_number(t.name_of(e)) >= 0) continue;
+    // Steps are listed above (the 2021 schema writes them as ops, hence any category).
+    if (profiler_step_number(t.name_of(e)) >= 0) continue;
     listed_cpu.push_back(e);
     if (c == Category::CpuOp || c == Category::CudaRuntime || c == Category::CudaDriver) {
       auto& oc = op_counts[t.name[e]];
