@@ -41,7 +41,8 @@ struct LlmConfig {
 
 struct LlmVerdict {
   bool ok = false;                // false: the endpoint failed; `error` says why
-  std::string error;
+  std::string error;              // when ok: a refinement request that failed (the narrower
+                                  // window's answer stands), else empty
   std::vector<std::string> ids;   // catalog ids ("none" when the window is clean)
   double confidence = 0;
   std::string explanation;

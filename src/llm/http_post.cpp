@@ -47,6 +47,11 @@ long to_ms(double seconds) { return std::max(1L, static_cast<long>(seconds * 100
 HttpResponse http_post_json(const HttpPost& request) {
   init_curl_once();
   HttpResponse response;
+  // A line break in the key would let it write further headers.
+  if (request.api_key.find_first_of("\r\n") != std::string::npos) {
+    response.transport_error = "the API key contains a line break";
+    return response;
+  }
   std::unique_ptr<CURL, EasyDeleter> curl(curl_easy_init());
   if (!curl) {
     response.transport_error = "could not create a libcurl handle";
