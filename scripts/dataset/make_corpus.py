@@ -8,6 +8,7 @@ resumes; the manifest is assembled from the cache at the end of every call.
 """
 
 import argparse
+import fcntl
 import json
 import os
 import random
@@ -110,7 +111,9 @@ def run_zoo(item, out_dir, work, log):
     r2 = subprocess.run([PY, os.path.join(HERE, "label.py"), prefix + ".raw.json", prefix + ".run.json",
                          os.path.join(out_dir, rel), "--trace-path", rel, "--split", split],
                         capture_output=True, text=True)
-    os.remove(prefix + ".raw.json")
+    for leftover in (prefix + ".raw.json",):
+        if os.path.exists(leftover):
+            os.remove(leftover)
     if r2.returncode != 0:
         log.write(f"{item['name']}: label failed: {r2.stderr}\n")
         return False
@@ -149,6 +152,13 @@ def main(argv=None):
     a = p.parse_args(argv)
     for d in (os.path.join(a.out, "traces"), os.path.join(a.work, "raw"), os.path.join(a.work, "lines")):
         os.makedirs(d, exist_ok=True)
+    # One build per work folder: two would run the same items and delete each other's files.
+    lock = open(os.path.join(a.work, "build.lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print(f"make_corpus.py: error: another build holds {lock.name}", file=sys.stderr)
+        return 2
     with open(os.path.join(a.work, "build.log"), "a", buffering=1) as log:
         if a.only in (None, "zoo"):
             for item in zoo_plan(a.zoo):
