@@ -2,12 +2,6 @@
 // against the schema and the catalog. Anything off is an error that says what, never a
 // guess.
 #include <fmt/format.h>
-// ttap_runtime does not link the simdjson::simdjson target, so it misses the target's usage
-// requirement; without it dom::parser has another layout here than in every other
-// translation unit (an ODR violation that crashed in parse()).
-#ifndef SIMDJSON_THREADS_ENABLED
-#define SIMDJSON_THREADS_ENABLED 1
-#endif
 #include <simdjson.h>
 
 #include <algorithm>
