@@ -153,7 +153,9 @@ TEST_F(Detector, EvalReportsMetricsPerSplit) {
       EXPECT_DOUBLE_EQ(double(test["trace_auc"]), 1.0);
       EXPECT_GT(double(test["window_auc"]), 0.7);
       EXPECT_GE(double(test["localization"]), 0.5);
-      EXPECT_GT(double(test["ids"]["dataloader_stall"]["classification_accuracy"]), 0.5);
+      double accuracy = -1;  // null when no positive window was flagged
+      (void)test["ids"]["dataloader_stall"]["classification_accuracy"].get_double().get(accuracy);
+      EXPECT_GT(accuracy, 0.5);
     }
   }
 

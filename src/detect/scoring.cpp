@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "ttap/detector.hpp"
 #include "ttap/features.hpp"
@@ -104,9 +105,15 @@ TraceScores score_windows(const Trace& t, const EventTree& tree, const std::vect
         break;
       }
       const Tokenizer& tok = *lm->tokenizer;
+      const auto f0 = std::chrono::steady_clock::now();
       const FeatureBatch b = compute_features(t, tree, windows, wopt, [&](std::string_view n) { return tok.encode(n); });
       std::lock_guard lock(lm->run);
+      const auto f1 = std::chrono::steady_clock::now();
       s.window = lm->detector->score(b);
+      spdlog::debug("detector: {} windows x {} events, features {:.1f} ms, forward {:.1f} ms on {}", b.windows, b.events,
+                    std::chrono::duration<double, std::milli>(f1 - f0).count(),
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f1).count(),
+                    lm->detector->device());
       s.scorer = "model";
       s.device = lm->detector->device();
       break;
