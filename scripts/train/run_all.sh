@@ -1,7 +1,7 @@
 #!/bin/bash
 # The detector's whole training run, as MODEL_CARD.md reports it:
 #   features of the labeled corpus -> weak (MIL) model, window-supervised model, three
-#   ablations -> export of the weak model to models/detector.pt -> forward latency.
+#   ablations -> export of the window-supervised model (the better one, MODEL_CARD.md) to models/detector.pt -> forward latency.
 #
 #   bash scripts/train/run_all.sh [DATASET=data/ttap-bench] [FEAT=/tmp/ttap-feat] [OUT=/tmp/ttap-train]
 #
@@ -32,6 +32,6 @@ $PY scripts/train/train.py "${common[@]}" --name window --mode window | tee "$OU
 $PY scripts/train/train.py "${common[@]}" --name weak_no_names --config '{"use_names": 0}' | tee "$OUT/weak_no_names.log"
 $PY scripts/train/train.py "${common[@]}" --name weak_no_window_tf --config '{"use_window_tf": 0}' | tee "$OUT/weak_no_window_tf.log"
 $PY scripts/train/train.py "${common[@]}" --name weak_no_w2w --config '{"use_w2w": 0}' | tee "$OUT/weak_no_w2w.log"
-$PY scripts/train/export.py "$OUT/weak.pt" -o models/detector.pt --check-features "$FEAT"
+$PY scripts/train/export.py "$OUT/window.pt" -o models/detector.pt --check-features "$FEAT"
 $PY scripts/train/bench_forward.py --model models/detector.pt --reps 20
 $PY scripts/train/report.py "$OUT"
