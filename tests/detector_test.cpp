@@ -1,5 +1,7 @@
 // The window detector run by libtorch (models/detector.pt), its agreement with Python on
 // the arrays `ttap features` writes, the controlled pair, and `ttap eval`.
+#include "chat_endpoint.hpp"
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <fmt/format.h>
@@ -154,10 +156,27 @@ TEST_F(Detector, EvalReportsMetricsPerSplit) {
       EXPECT_GT(double(test["window_auc"]), 0.7);
       EXPECT_GE(double(test["localization"]), 0.5);
       double accuracy = -1;  // null when no positive window was flagged
-      (void)test["ids"]["dataloader_stall"]["classification_accuracy"].get_double().get(accuracy);
+      if (test["ids"]["dataloader_stall"]["classification_accuracy"].get_double().get(accuracy) != simdjson::SUCCESS) accuracy = -1;
       EXPECT_GT(accuracy, 0.5);
     }
   }
+
+  // The LLM's accuracy on the same flagged windows, from a real server on loopback that
+  // answers from what the prompt shows: dataloader_stall when the window context names the
+  // DataLoader, "none" otherwise.
+  test::FakeEndpoint endpoint([](const httplib::Request& req, httplib::Response& res, int) {
+    const bool loader = req.body.find("DataLoader") != std::string::npos;
+    res.set_content(test::completion(test::verdict_json(loader ? R"(["dataloader_stall"])" : R"(["none"])", 0.9)),
+                    "application/json");
+  });
+  const auto llm = suite::run_ttap({"eval", dir, "--format", "json", "--model", kModels, "--llm-url", endpoint.url(),
+                                    "--llm-model", "test-model"});
+  ASSERT_EQ(llm.exit_code, 0) << llm.err;
+  simdjson::dom::element llm_test = parser.parse(llm.out)["groups"]["test"];
+  EXPECT_GT(int64_t(llm_test["llm_classified"]), 0);
+  EXPECT_EQ(int64_t(llm_test["llm_failed"]), 0);
+  EXPECT_DOUBLE_EQ(double(llm_test["llm_classification_accuracy"]), 1.0);
+  EXPECT_GE(endpoint.requests(), int(int64_t(llm_test["llm_classified"])));
 
   const auto text = suite::run_ttap({"eval", dir, "--scorer", "cluster"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
