@@ -234,7 +234,25 @@ TEST(RulesGpuIdle, UnexplainedGapFiresCleanTraceDoesNot) {
 TEST(RulesLaunchBound, ShortKernelsStarveTheGpu) {
   const auto f = strongest(data("hta_ddp_a100_nccl.json.gz"), "launch_bound");
   EXPECT_TRUE(evidence_has(f, "shorter than their launch call")) << dump({f});
-  EXPECT_FALSE(fired(data("tracelens_vit_nsfw_h100.json.gz")).count("launch_bound"));
+  // The ViT inference step: no 79 us window holds enough kernels to judge, but across the
+  // step the GPU idles 80% in short gaps that end at each launch, while most kernels outlast
+  // their launch calls: the host's per-op work, not the launch call, starves the GPU.
+  const Loaded& vit = data("tracelens_vit_nsfw_h100.json.gz");
+  EXPECT_FALSE(fired(vit).count("launch_bound"));
+  bool whole = false;
+  for (const auto& g : vit.engine->detect(vit.begin, vit.end))
+    if (g.id == "launch_bound") {
+      whole = true;
+      EXPECT_GE(g.confidence, 0.9) << dump({g});
+      EXPECT_TRUE(evidence_has(g, "most kernels outlast their launch call")) << dump({g});
+      EXPECT_EQ(g.severity, ttap::Severity::error);  // 6.3 ms of a 7.9 ms step
+    }
+  EXPECT_TRUE(whole);
+  // The overhead path needs twice the starved share: the conv net training on a V100, whose
+  // windows of short kernels fire on the launch calls, gains no window from it.
+  auto nw4 = by_id(data("kineto_resnet50_v100_nw4.json.gz"));
+  for (const auto& g : nw4["launch_bound"])
+    EXPECT_FALSE(evidence_has(g, "most kernels outlast")) << dump({g});
   SHARED_OR_SKIP(vllm, "tracelens_vllm_b200_eager.json.gz");
   EXPECT_GE(by_id(*vllm)["launch_bound"].size(), 30u);  // eager decoding, step after step
 }
