@@ -68,7 +68,7 @@ TEST(Cli, TreeStepDepthMatch) {
 }
 
 TEST(Cli, AnalyzeHeadline) {
-  const auto r = run_ttap("analyze " + kVit + " " + data("hta_cpu_only.json.gz"));
+  const auto r = run_ttap("analyze --fail-on none " + kVit + " " + data("hta_cpu_only.json.gz"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("GPU 0: busy 16.2% of 7.560 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no GPU activity"), std::string::npos) << r.out;

@@ -82,7 +82,12 @@ struct FlaggedWindow {
   int64_t end = 0;
   double score = 0;
   std::vector<Finding> findings;  // by confidence, then cost
+  // The whole steady state rather than one window (index unused, score the trace's): the
+  // rule detectors judged across it, for patterns spread too thin for any one window.
+  bool steady_state = false;
 };
+// "window 3", or "steady state" for the trace-wide entry: how every renderer names it.
+std::string flagged_label(const FlaggedWindow& w);
 
 enum class Verdict : uint8_t { clean, flagged, error };
 std::string_view verdict_name(Verdict v);

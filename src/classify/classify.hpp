@@ -1,6 +1,7 @@
 // The analyze pipeline for one trace: headline -> windows -> scores -> the top-k windows
 // -> rule detectors (and the LLM when configured) -> findings with what-if savings and
-// user code locations -> ignores -> verdict and CI gate. Fills a TraceReport.
+// user code locations -> the rules across the whole steady state, for costly ids no window
+// reported -> ignores -> verdict and CI gate. Fills a TraceReport.
 #pragma once
 
 #include <optional>

@@ -44,7 +44,7 @@ void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores) {
   for (WindowScore& ws : trace.windows)
     if (ws.flagged)
       ws.flagged = std::any_of(trace.flagged.begin(), trace.flagged.end(),
-                               [&](const FlaggedWindow& w) { return w.index == ws.index && !w.findings.empty(); });
+                               [&](const FlaggedWindow& w) { return !w.steady_state && w.index == ws.index && !w.findings.empty(); });
   std::erase_if(trace.flagged, [](const FlaggedWindow& w) { return w.findings.empty(); });
 }
 

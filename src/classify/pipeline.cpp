@@ -1,6 +1,6 @@
 // analyze_trace: the stages in order, each from its own header: windows (windows.hpp),
-// scores (scoring.hpp), rule detectors on the top-k windows (rules.hpp), the LLM when
-// configured (llm.hpp), then findings, ignores and the gate.
+// scores (scoring.hpp), rule detectors on the top-k windows and across the steady state
+// (rules.hpp), the LLM when configured (llm.hpp), then findings, ignores and the gate.
 #include <algorithm>
 #include <numeric>
 
@@ -29,6 +29,26 @@ std::vector<size_t> top_windows(const std::vector<double>& scores, int k) {
 bool finding_order(const Finding& a, const Finding& b) {
   if (a.confidence != b.confidence) return a.confidence > b.confidence;
   return a.cost > b.cost;
+}
+
+// The rule detectors across the whole steady state catch what is spread too thin for any
+// one window to show: the eager inference step whose GPU idles 84% between thousands of
+// 80 us windows, a pattern the top-k windows happened to miss. Only findings that cost at
+// least a warning's share of the steady state are kept (info-level trace-wide findings
+// would be noise on every trace), and only ids no flagged window already reports.
+void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& found, const Trace& trace,
+                               const EventTree& tree) {
+  FlaggedWindow whole{0, r.begin, r.end, r.score, {}, true};
+  for (const RuleFinding& rf : found) {
+    if (rf.severity < Severity::warning) continue;
+    const bool reported = std::any_of(r.flagged.begin(), r.flagged.end(), [&](const FlaggedWindow& w) {
+      return std::any_of(w.findings.begin(), w.findings.end(), [&](const Finding& f) { return f.id == rf.id; });
+    });
+    if (!reported) whole.findings.push_back(to_finding(rf, trace, tree, r.savings));
+  }
+  if (whole.findings.empty()) return;
+  std::stable_sort(whole.findings.begin(), whole.findings.end(), finding_order);
+  r.flagged.push_back(std::move(whole));
 }
 
 }  // namespace
@@ -62,16 +82,11 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   if (windows.empty()) r.warnings.push_back("no events to cut into windows: nothing to score");
 
   const std::vector<size_t> top = top_windows(scores.window, settings.top_k);
-  if (top.empty()) {
-    apply_ignores(r, settings.ignores);
-    apply_gate(r, settings.fail_on, settings.fail_score);
-    return r;
-  }
   const RuleEngine rules(trace, tree);
   std::vector<LlmWindow> asked;
   for (size_t i : top) asked.push_back({windows[i].begin, windows[i].end, rules.detect(windows[i].begin, windows[i].end)});
   std::vector<LlmVerdict> verdicts;
-  if (settings.llm.enabled()) {
+  if (settings.llm.enabled() && !asked.empty()) {
     LlmClassifier llm(settings.llm);
     verdicts = llm.classify(trace, tree, rules, asked);
     size_t failed = 0;
@@ -93,6 +108,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     r.windows[top[j]].flagged = true;
     r.flagged.push_back(std::move(fw));
   }
+  if (!windows.empty()) add_steady_state_findings(r, rules.detect(steady.begin, steady.end), trace, tree);
   apply_ignores(r, settings.ignores);
   apply_gate(r, settings.fail_on, settings.fail_score);
   return r;

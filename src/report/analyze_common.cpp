@@ -16,6 +16,10 @@ std::string_view verdict_name(Verdict v) {
   return "error";
 }
 
+std::string flagged_label(const FlaggedWindow& w) {
+  return w.steady_state ? std::string("steady state") : fmt::format("window {}", w.index);
+}
+
 namespace {
 double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
 }  // namespace

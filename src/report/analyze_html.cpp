@@ -71,7 +71,7 @@ void render_trace(std::string& out, const TraceReport& t) {
     out += timeline_svg(t);
   }
   if (!t.flagged.empty()) {
-    out += "<table class=\"findings\">\n<tr><th>window</th><th>time</th><th>score</th><th>severity</th><th>id</th><th>cost</th>"
+    out += "<table class=\"findings\">\n<tr><th>where</th><th>time</th><th>score</th><th>severity</th><th>id</th><th>cost</th>"
            "<th>what-if saving</th><th>code</th><th>evidence and fix</th></tr>\n";
     for (const FlaggedWindow& w : t.flagged)
       for (const Finding& f : w.findings) {
@@ -85,7 +85,7 @@ void render_trace(std::string& out, const TraceReport& t) {
         out += fmt::format(
             "<tr><td>{}</td><td>{} .. {}</td><td>{:.2f}</td><td class=\"sev {}\">{}</td><td><code>{}</code><br>{}</td><td>{}</td>"
             "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            w.index, offset_ms(t, w.begin), offset_ms(t, w.end), w.score, severity_label(f.severity), severity_label(f.severity), esc(f.id),
+            flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end), w.score, severity_label(f.severity), severity_label(f.severity), esc(f.id),
             esc(f.name), f.cost > 0 ? ms(f.cost) : "", f.saving ? esc(saving_text(*f.saving)) : "", fmt::join(locs, "<br>"), detail);
       }
     out += "</table>\n";

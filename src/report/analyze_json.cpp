@@ -71,8 +71,9 @@ std::string trace(const TraceReport& t) {
                            num(w.score), num(w.gpu_busy), boolean(w.flagged));
       }),
       array(t.flagged, [](const FlaggedWindow& w) {
-        return fmt::format(R"({{"index":{},"begin_ns":{},"end_ns":{},"score":{},"findings":{}}})", w.index, w.begin, w.end, num(w.score),
-                           array(w.findings, finding));
+        return fmt::format(R"({{"scope":{},"index":{},"begin_ns":{},"end_ns":{},"score":{},"findings":{}}})",
+                           str(w.steady_state ? "steady_state" : "window"), w.steady_state ? "null" : std::to_string(w.index),
+                           w.begin, w.end, num(w.score), array(w.findings, finding));
       }),
       t.suppressed, array(t.warnings, [](const std::string& w) { return str(w); }), num(t.seconds));
 }

@@ -27,7 +27,7 @@ std::string render_analyze_junit(const Report& report) {
     std::string body;
     for (const FlaggedWindow& w : t.flagged)
       for (const Finding& f : w.findings) {
-        body += fmt::format("[{}] {}: {} (window {}, {} .. {}, score {:.2f})\n", severity_label(f.severity), f.id, f.name, w.index,
+        body += fmt::format("[{}] {}: {} ({}, {} .. {}, score {:.2f})\n", severity_label(f.severity), f.id, f.name, flagged_label(w),
                             offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
         for (const auto& l : f.locations) body += fmt::format("  at {}\n", location_text(l));
         for (const auto& e : f.evidence) body += fmt::format("  - {}\n", e);

@@ -32,13 +32,14 @@ void render_trace(std::string& out, const TraceReport& t) {
   for (const std::string& line : headline_lines(t)) out += fmt::format("- {}\n", line);
   out += "\n";
   if (!t.flagged.empty()) {
-    out += "| window | time | score | severity | id | cost | what-if saving | code | fix |\n";
+    out += "| where | time | score | severity | id | cost | what-if saving | code | fix |\n";
     out += "|---:|---|---:|---|---|---:|---|---|---|\n";
     for (const FlaggedWindow& w : t.flagged)
       for (const Finding& f : w.findings) {
         std::vector<std::string> locs;
         for (const auto& l : f.locations) locs.push_back("`" + cell(location_text(l)) + "`");
-        out += fmt::format("| {} | {} .. {} | {:.2f} | {} | `{}` | {} | {} | {} | {} |\n", w.index, offset_ms(t, w.begin),
+        out += fmt::format("| {} | {} .. {} | {:.2f} | {} | `{}` | {} | {} | {} | {} |\n",
+                           flagged_label(w), offset_ms(t, w.begin),
                            offset_ms(t, w.end), w.score, severity_label(f.severity), f.id, f.cost > 0 ? ms(f.cost) : "",
                            f.saving ? saving_text(*f.saving) : "", fmt::join(locs, "<br>"), cell(f.fix));
       }
@@ -46,7 +47,7 @@ void render_trace(std::string& out, const TraceReport& t) {
     for (const FlaggedWindow& w : t.flagged)
       for (const Finding& f : w.findings) {
         if (f.evidence.empty() && f.explanation.empty()) continue;
-        out += fmt::format("<details><summary>window {}: {} evidence</summary>\n\n", w.index, f.id);
+        out += fmt::format("<details><summary>{}: {} evidence</summary>\n\n", flagged_label(w), f.id);
         for (const auto& e : f.evidence) out += fmt::format("- {}\n", cell(e));
         if (!f.explanation.empty()) out += fmt::format("- LLM: {}\n", cell(f.explanation));
         out += "\n</details>\n\n";

@@ -38,7 +38,7 @@ std::string location(const std::string& path, int line, const std::string& messa
 }
 
 std::string result(const TraceReport& t, const FlaggedWindow& w, const Finding& f, size_t rule_index) {
-  std::string text = fmt::format("{}: {} in {} (window {}, {} .. {}, score {:.2f}).", f.id, f.name, t.path, w.index,
+  std::string text = fmt::format("{}: {} in {} ({}, {} .. {}, score {:.2f}).", f.id, f.name, t.path, flagged_label(w),
                                  offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
   if (f.cost > 0) text += fmt::format(" Costs {} there.", ms(f.cost));
   if (f.saving) text += fmt::format(" What-if: fixing it saves {}.", saving_text(*f.saving));
@@ -58,7 +58,7 @@ std::string result(const TraceReport& t, const FlaggedWindow& w, const Finding& 
       R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v1":{}}},"properties":{{"trace":{},"window":{},"beginNs":{},"endNs":{},"windowScore":{},"confidence":{},"costNs":{},"source":{}}}}})",
       str(f.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "", str(sarif_level(f.severity)), str(text), locations, related,
       str(fmt::format("{}:{}:{}", f.id, f.locations.empty() ? t.path : f.locations[0].file, f.locations.empty() ? 0 : f.locations[0].line)),
-      str(t.path), w.index, f.begin, f.end, w.score, f.confidence, f.cost, str(f.source));
+      str(t.path), w.steady_state ? "null" : std::to_string(w.index), f.begin, f.end, w.score, f.confidence, f.cost, str(f.source));
 }
 
 }  // namespace

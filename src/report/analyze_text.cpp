@@ -53,7 +53,10 @@ void render_trace(std::string& out, const TraceReport& t, const Paint& paint) {
     out += fmt::format("  window scores |{}| ({} windows over {} of {})\n", score_strip(t.windows, 100), t.windows.size(),
                        ms(t.end - t.begin), t.steady_state);
   for (const FlaggedWindow& w : t.flagged) {
-    out += fmt::format("  window {} [{} .. {}]  score {:.2f}\n", w.index, offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
+    if (w.steady_state)
+      out += fmt::format("  {} [{} .. {}]  (rules across the whole of it)\n", flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end));
+    else
+      out += fmt::format("  {} [{} .. {}]  score {:.2f}\n", flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
     for (const Finding& f : w.findings) {
       out += fmt::format("    {} {}: {} (confidence {:.2f}, {})\n", paint(severity_color(f.severity), severity_label(f.severity)),
                          paint(kBold, f.id), f.name, f.confidence, f.source);
