@@ -30,6 +30,8 @@ std::string render_text(const Table& t);
 std::string render_csv(const Table& t);
 // Appends the table as one JSON object: {"id":..., "title":..., "columns":[...], "rows":[[...]]}.
 void append_json(std::string& out, const Table& t);
+// `s` escaped for the inside of a JSON string literal. Trace names are bytes, not always
+// UTF-8, and JSON readers (and LLM endpoints) reject invalid UTF-8: such bytes become U+FFFD.
 std::string json_escape(std::string_view s);
 
 // Several tables in one document. Text: one after another, a blank line between. CSV: each

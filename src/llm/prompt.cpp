@@ -2,10 +2,10 @@
 // evidence, and the chat-completions request body with its strict JSON schema.
 #include <string>
 
-#include "json_text.hpp"
 #include "text_format.hpp"
 #include "ttap/catalog.hpp"
 #include "ttap/llm.hpp"
+#include "ttap/table.hpp"
 
 namespace ttap {
 
@@ -14,8 +14,10 @@ namespace {
 using llm::append_line;
 using llm::clip;
 using llm::duration_text;
-using llm::json_quote;
 using llm::offset_text;
+
+// `s` as a JSON string literal, quotes included.
+std::string json_quote(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 
 constexpr size_t kFindings = 10;          // findings listed
 constexpr size_t kEvidenceLines = 6;      // evidence lines per finding
