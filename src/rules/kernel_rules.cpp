@@ -108,6 +108,7 @@ void set_span(const Trace& t, RuleFinding& f) {
 }  // namespace
 
 void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  if (ix.gpu.empty()) return detect_unfused_elementwise_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
   std::map<int64_t, std::vector<EventId>> open;  // stream -> current run
   std::vector<std::vector<EventId>> runs;
@@ -221,6 +222,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
 }
 
 void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  if (ix.gpu.empty()) return detect_layout_conversion_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
   int64_t conv_time = 0, conv_kernels = 0, layout_time = 0;
   std::map<std::string, int64_t> by_op, by_kernel;
@@ -255,6 +257,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
 }
 
 void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  if (ix.gpu.empty()) return detect_cast_churn_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
   int64_t kernel_time = 0, cast_time = 0;
   std::map<std::string, int64_t> by_cast;

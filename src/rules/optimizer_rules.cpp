@@ -26,7 +26,29 @@ struct Launched {
   size_t multi_tensor = 0;
   int64_t call_time = 0;         // host time of the launch calls
   std::map<std::string, int> by_op;
+  const char* unit = "kernels";  // what `gpu` holds
 };
+
+// On a CPU-only trace nothing is launched: the span's outermost math ops within the range
+// are its work (one aten::add_ per parameter where a GPU would run one kernel). Other calls
+// are not counted: torch 1.13's foreach AdamW reads each step count with aten::item.
+Launched called_from(const RuleIndex& ix, EventId span, int64_t b, int64_t e) {
+  const Trace& t = ix.t;
+  Launched out;
+  out.unit = "ops";
+  ix.cpu_ops.each_overlapping(t, std::max(b, t.ts[span]), std::min(e, t.end(span)), [&](EventId op) {
+    if (t.track[op] != t.track[span] || t.ts[op] < std::max(b, t.ts[span]) || t.end(op) > t.end(span)) return;
+    for (EventId p = ix.tree.parent(op); p != kNoEvent && p != span; p = ix.tree.parent(p))
+      if (t.category[p] == Category::CpuOp) return;  // inside another op of the span
+    const OpCategory c = categorize_op(t.name_of(op));
+    if (c != OpCategory::elementwise && c != OpCategory::reduce && c != OpCategory::multi_tensor_apply) return;
+    out.gpu.push_back(op);
+    out.call_time += t.dur[op];
+    if (categorize_op(t.name_of(op)) == OpCategory::multi_tensor_apply) ++out.multi_tensor;
+    ++out.by_op[std::string(t.name_of(op))];
+  });
+  return out;
+}
 
 Launched launched_from(const RuleIndex& ix, EventId span, int64_t b, int64_t e) {
   const Trace& t = ix.t;
@@ -44,6 +66,10 @@ Launched launched_from(const RuleIndex& ix, EventId span, int64_t b, int64_t e) 
     ++out.by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))];
   }
   return out;
+}
+
+Launched work_of(const RuleIndex& ix, EventId span, int64_t b, int64_t e) {
+  return ix.gpu.empty() ? called_from(ix, span, b, e) : launched_from(ix, span, b, e);
 }
 
 std::string ops_text(const std::map<std::string, int>& by_op) {
@@ -70,7 +96,7 @@ void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t 
   ix.optimizer.each_overlapping(t, begin, end, [&](EventId span) {
     const std::string_view name = t.name_of(span);
     if (name.find("Fused") != std::string_view::npos) return;  // fused optimizers batch by construction
-    const Launched l = launched_from(ix, span, begin, end);
+    const Launched l = work_of(ix, span, begin, end);
     const double n = static_cast<double>(l.gpu.size());
     if (n < kOptFireKernels || static_cast<double>(l.multi_tensor) > kMaxMultiTensorShare * n) return;
     const int64_t b = std::max(begin, t.ts[span]), e = std::min(end, t.end(span));
@@ -86,11 +112,13 @@ void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t 
     f.end = e;
     f.events.push_back(span);
     f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
-    f.evidence.push_back(fmt::format("{} ({} here) launched {} kernels, {} of them multi_tensor_apply; median kernel "
-                                     "{}, {} of launch calls",
-                                     name, dur_text(e - b), l.gpu.size(), l.multi_tensor, dur_text(durs[durs.size() / 2]),
-                                     dur_text(l.call_time)));
-    f.evidence.push_back(fmt::format("launching ops: {}; GPU idle {} during the step", ops_text(l.by_op), dur_text(idle)));
+    f.evidence.push_back(fmt::format("{} ({} here) ran {} {}, {} of them multi-tensor (foreach/fused); median {}, "
+                                     "{} in the calls",
+                                     name, dur_text(e - b), l.gpu.size(), l.unit, l.multi_tensor,
+                                     dur_text(durs[durs.size() / 2]), dur_text(l.call_time)));
+    f.evidence.push_back(ix.gpu.empty() ? "calls: " + ops_text(l.by_op)
+                                        : fmt::format("launching ops: {}; GPU idle {} during the step", ops_text(l.by_op),
+                                                      dur_text(idle)));
     f.locations = user_locations(ix, {span});
     const std::string cls = optimizer_class(name);
     f.fix = fmt::format("construct torch.optim.{}(..., foreach=True) (or fused=True where the optimizer has it) so the "
@@ -105,7 +133,7 @@ void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t 
 void detect_grad_not_set_to_none(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   ix.zero_grad.each_overlapping(t, begin, end, [&](EventId span) {
-    const Launched l = launched_from(ix, span, begin, end);
+    const Launched l = work_of(ix, span, begin, end);
     const double n = static_cast<double>(l.gpu.size());
     if (n < kZeroFireKernels) return;
     const int64_t b = std::max(begin, t.ts[span]), e = std::min(end, t.end(span));
@@ -119,9 +147,9 @@ void detect_grad_not_set_to_none(const RuleIndex& ix, int64_t begin, int64_t end
     f.end = e;
     f.events.push_back(span);
     f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
-    f.evidence.push_back(fmt::format("{} ({} here) launched {} kernels/memsets ({} GPU time) to zero gradients: {}",
-                                     t.name_of(span), dur_text(e - b), l.gpu.size(), dur_text(gpu_time),
-                                     ops_text(l.by_op)));
+    f.evidence.push_back(fmt::format("{} ({} here) ran {} {} ({}) to zero gradients: {}", t.name_of(span),
+                                     dur_text(e - b), l.gpu.size(), ix.gpu.empty() ? "ops" : "kernels/memsets",
+                                     dur_text(gpu_time), ops_text(l.by_op)));
     f.locations = user_locations(ix, {span});
     f.fix = fmt::format("call optimizer.zero_grad(set_to_none=True) (the default since torch 2.0): the {} gradients "
                         "are then dropped instead of filled with zeros, and the backward writes them fresh",

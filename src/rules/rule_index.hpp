@@ -171,4 +171,10 @@ void detect_comm_not_overlapped(const RuleIndex&, int64_t, int64_t, DetectorOutp
 void detect_comm_blocks_compute(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_graph_breaks(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 
+// What four of them judge on CPU-only traces, where the work is CPU ops (cpu_op_rules.cpp).
+void detect_cast_churn_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_redundant_copy_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_layout_conversion_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_unfused_elementwise_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+
 }  // namespace ttap::rules

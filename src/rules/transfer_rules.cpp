@@ -257,6 +257,7 @@ int64_t first_tensor_bytes(const Trace& t, EventId op) {
 }  // namespace
 
 void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  if (ix.gpu.empty()) return detect_redundant_copy_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
   RuleFinding f;
   int64_t time = 0, bytes = 0, dtod = 0, clones = 0, busy_time = 0;

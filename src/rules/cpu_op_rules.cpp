@@ -1,0 +1,248 @@
+// CPU-only traces: the work a GPU would show as kernels runs as CPU ops, so the rules that
+// judge kernels (cast_churn, redundant_copy, layout_conversion, unfused_elementwise) judge
+// the main thread's outermost ops instead: the ops the user's code called, whose time
+// includes everything they dispatched. Shares are of the time those outermost ops take in
+// the range (the host may idle between them, waiting on the loader, and that is not work).
+// Debian's torch 1.13 records no dtypes on the CPU, so a cast or copy is recognized by what
+// it dispatched: aten::to / contiguous that find nothing to do return their input and call
+// no aten::copy_.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+namespace {
+
+// cast_churn: at least this many copying aten::to/_to_copy calls (one per step moves the
+// input batch to channels_last, which is good practice), taking 5% (fires) to 30% (certain)
+// of op time.
+constexpr size_t kMinCasts = 4;
+constexpr double kCastFireShare = 0.05;
+constexpr double kCastStrongShare = 0.30;
+// redundant_copy: copying clone/contiguous calls that no convolution just produced the
+// input of (those are layout_conversion's); 5% to 30% of op time.
+constexpr size_t kMinCopies = 3;
+constexpr double kCopyFireShare = 0.05;
+constexpr double kCopyStrongShare = 0.30;
+// layout_conversion: copies of a convolution's output right after it, as a share of the
+// convolutions' and the copies' time: 5% fires, 30% is certain (as on the GPU).
+constexpr size_t kMinConversions = 3;
+constexpr double kLayoutFireShare = 0.05;
+constexpr double kLayoutStrongShare = 0.30;
+// unfused_elementwise: runs of at least kMinRun back-to-back elementwise calls outside the
+// optimizer (a residual add and an activation are in every CNN); 10% to 40% of op time.
+constexpr size_t kMinRun = 5;
+constexpr double kRunFireShare = 0.10;
+constexpr double kRunStrongShare = 0.40;
+
+// The main thread's outermost CPU ops starting in [b, e), in time order, and their time.
+struct OuterOps {
+  std::vector<EventId> ops;
+  int64_t time = 0;
+};
+
+bool inside_cpu_op(const RuleIndex& ix, EventId e) {
+  for (EventId p = ix.tree.parent(e); p != kNoEvent; p = ix.tree.parent(p))
+    if (ix.t.category[p] == Category::CpuOp) return true;
+  return false;
+}
+
+OuterOps outer_ops(const RuleIndex& ix, int64_t b, int64_t e) {
+  OuterOps out;
+  ix.cpu_ops.each_overlapping(ix.t, b, e, [&](EventId op) {
+    if (ix.t.track[op] != ix.main_thread || ix.t.ts[op] < b || inside_cpu_op(ix, op)) return;
+    out.ops.push_back(op);
+    out.time += ix.t.dur[op];
+  });
+  return out;
+}
+
+// Whether `op` copied data: an aten::copy_ anywhere below it.
+bool copies(const RuleIndex& ix, EventId op) {
+  for (EventId c : ix.tree.children(op))
+    if (ix.t.name_of(c) == "aten::copy_" || copies(ix, c)) return true;
+  return false;
+}
+
+bool in_optimizer(const RuleIndex& ix, EventId op) {
+  bool inside = false;
+  const auto check = [&](EventId s) { inside |= ix.t.ts[s] <= ix.t.ts[op] && ix.t.end(op) <= ix.t.end(s); };
+  ix.optimizer.each_overlapping(ix.t, ix.t.ts[op], ix.t.end(op), check);
+  ix.zero_grad.each_overlapping(ix.t, ix.t.ts[op], ix.t.end(op), check);
+  return inside;
+}
+
+bool is_conv(const RuleIndex& ix, EventId op) {
+  const OpCategory c = categorize_op(ix.t.name_of(op));
+  return c == OpCategory::CONV_fwd || c == OpCategory::CONV_bwd;
+}
+
+// The copying clone/contiguous/to calls, split by whether a convolution's output is what
+// they copy (the call right before them on the thread is a convolution).
+struct Copies {
+  std::vector<EventId> after_conv, other, casts;
+  int64_t after_conv_time = 0, other_time = 0, cast_time = 0, conv_time = 0;
+};
+
+Copies copies_in(const RuleIndex& ix, const OuterOps& outer) {
+  Copies c;
+  for (size_t i = 0; i < outer.ops.size(); ++i) {
+    const EventId op = outer.ops[i];
+    const int64_t d = ix.t.dur[op];
+    if (is_conv(ix, op)) c.conv_time += d;
+    const bool clone = ix.has(op, kCloneOp), cast = ix.has(op, kCastOp);
+    if (!(clone || cast) || !copies(ix, op)) continue;
+    if (i > 0 && is_conv(ix, outer.ops[i - 1])) {
+      c.after_conv.push_back(op);
+      c.after_conv_time += d;
+    } else if (cast) {
+      c.casts.push_back(op);
+      c.cast_time += d;
+    } else {
+      c.other.push_back(op);
+      c.other_time += d;
+    }
+  }
+  return c;
+}
+
+std::string count_by_name(const RuleIndex& ix, const std::vector<EventId>& ops) {
+  std::map<std::string_view, int> n;
+  for (EventId op : ops) ++n[ix.t.name_of(op)];
+  std::string s;
+  for (auto& [name, k] : n) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", name, k);
+  return s;
+}
+
+void finish(const RuleIndex& ix, RuleFinding& f) {
+  if (f.events.size() > 256) f.events.resize(256);
+  f.begin = ix.t.ts[f.events.front()];
+  f.end = f.begin;
+  for (EventId e : f.events) f.end = std::max(f.end, ix.t.end(e));
+  f.locations = user_locations(ix, f.events);
+}
+
+std::string at_text(const RuleFinding& f) {
+  return f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line);
+}
+
+}  // namespace
+
+void detect_cast_churn_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const OuterOps outer = outer_ops(ix, begin, end);
+  if (outer.time == 0) return;
+  const Copies c = copies_in(ix, outer);
+  const double share = static_cast<double>(c.cast_time) / static_cast<double>(outer.time);
+  if (c.casts.size() < kMinCasts || share < kCastFireShare) return;
+  RuleFinding f;
+  f.id = "cast_churn";
+  f.confidence = confidence_between(share, kCastFireShare, kCastStrongShare);
+  f.cost = c.cast_time;
+  f.events = c.casts;
+  finish(ix, f);
+  f.evidence.push_back(fmt::format("{} aten::to calls that copy (a dtype or format conversion) take {}, {} of the op time "
+                                   "on the main thread in the range",
+                                   c.casts.size(), dur_text(c.cast_time), pct_text(share)));
+  f.evidence.push_back("calls: " + count_by_name(ix, c.casts));
+  f.fix = fmt::format("cast once, outside the loop: keep the tensors in the dtype the step computes in instead of "
+                      "converting them every step{}",
+                      at_text(f));
+  out.findings.push_back(std::move(f));
+}
+
+void detect_redundant_copy_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const OuterOps outer = outer_ops(ix, begin, end);
+  if (outer.time == 0) return;
+  const Copies c = copies_in(ix, outer);
+  const double share = static_cast<double>(c.other_time) / static_cast<double>(outer.time);
+  if (c.other.size() < kMinCopies || share < kCopyFireShare) return;
+  RuleFinding f;
+  f.id = "redundant_copy";
+  f.confidence = confidence_between(share, kCopyFireShare, kCopyStrongShare);
+  f.cost = c.other_time;
+  f.events = c.other;
+  finish(ix, f);
+  f.evidence.push_back(fmt::format("{} clone/contiguous calls that copy take {}, {} of the op time on the main thread in "
+                                   "the range",
+                                   c.other.size(), dur_text(c.other_time), pct_text(share)));
+  f.evidence.push_back("calls: " + count_by_name(ix, c.other));
+  f.fix = fmt::format("drop the copies{}: use views, in-place ops, and call .contiguous() only where a kernel needs it",
+                      at_text(f));
+  out.findings.push_back(std::move(f));
+}
+
+void detect_layout_conversion_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const OuterOps outer = outer_ops(ix, begin, end);
+  const Copies c = copies_in(ix, outer);
+  if (c.after_conv.size() < kMinConversions || c.conv_time == 0) return;
+  const double share = static_cast<double>(c.after_conv_time) / static_cast<double>(c.conv_time + c.after_conv_time);
+  if (share < kLayoutFireShare) return;
+  RuleFinding f;
+  f.id = "layout_conversion";
+  f.confidence = confidence_between(share, kLayoutFireShare, kLayoutStrongShare);
+  f.cost = c.after_conv_time;
+  f.events = c.after_conv;
+  finish(ix, f);
+  f.evidence.push_back(fmt::format("{} copies of a convolution's output right after it take {}, {} of the time of the "
+                                   "convolutions and the copies ({} of convolutions)",
+                                   c.after_conv.size(), dur_text(c.after_conv_time), pct_text(share),
+                                   dur_text(c.conv_time)));
+  f.evidence.push_back("calls: " + count_by_name(ix, c.after_conv));
+  f.fix = "keep one memory format: model.to(memory_format=torch.channels_last) and channels_last inputs, and no "
+          ".contiguous() on convolution outputs (it converts them back to NCHW)";
+  out.findings.push_back(std::move(f));
+}
+
+void detect_unfused_elementwise_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const OuterOps outer = outer_ops(ix, begin, end);
+  if (outer.time == 0) return;
+  std::vector<std::vector<EventId>> runs;
+  std::vector<EventId> run;
+  const auto close = [&] {
+    if (run.size() >= kMinRun) runs.push_back(run);
+    run.clear();
+  };
+  for (EventId op : outer.ops) {
+    const bool elementwise = categorize_op(ix.t.name_of(op)) == OpCategory::elementwise && !ix.has(op, kCastOp | kCloneOp) &&
+                             ix.t.name_of(op) != "aten::copy_" && !in_optimizer(ix, op);
+    if (elementwise) run.push_back(op);
+    else close();
+  }
+  close();
+  if (runs.empty()) return;
+  int64_t run_time = 0, saved = 0;
+  size_t ops = 0, longest = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    int64_t sum = 0, mx = 0;
+    for (EventId op : runs[r]) sum += ix.t.dur[op], mx = std::max(mx, ix.t.dur[op]);
+    run_time += sum;
+    saved += sum - mx;  // fused, a chain costs about its slowest member
+    ops += runs[r].size();
+    if (runs[r].size() > runs[longest].size()) longest = r;
+  }
+  const double share = static_cast<double>(run_time) / static_cast<double>(outer.time);
+  if (share < kRunFireShare) return;
+  RuleFinding f;
+  f.id = "unfused_elementwise";
+  f.confidence = confidence_between(share, kRunFireShare, kRunStrongShare);
+  f.cost = saved;
+  f.events = runs[longest];
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (r != longest) f.events.insert(f.events.end(), runs[r].begin(), runs[r].end());
+  std::string chain;
+  for (size_t i = 0; i < runs[longest].size() && i < 6; ++i)
+    chain += fmt::format("{}{}", i ? " -> " : "", ix.t.name_of(runs[longest][i]));
+  const size_t longest_size = runs[longest].size();
+  finish(ix, f);
+  f.evidence.push_back(fmt::format("{} runs of at least {} back-to-back elementwise calls ({} calls, {}), {} of the op "
+                                   "time on the main thread in the range",
+                                   runs.size(), kMinRun, ops, dur_text(run_time), pct_text(share)));
+  f.evidence.push_back(fmt::format("longest: {} calls: {}{}", longest_size, chain, longest_size > 6 ? " -> ..." : ""));
+  f.fix = fmt::format("fuse the chain {}{} with torch.compile, or write it with in-place ops", chain, at_text(f));
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace ttap::rules
