@@ -133,6 +133,10 @@ TEST(RulesAllTraces, TableOfIdsPerTrace) {
 
 
 const Loaded& fixture(const std::string& name) { return data("rules/" + name); }
+// A trace of the labeled corpus (data/ttap-bench/traces), part of the repository.
+const Loaded& corpus(const std::string& name) {
+  return load(std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench/traces/" + name);
+}
 
 // A trace only ../shared/traces/public has; nullptr when that folder is absent.
 const Loaded* shared(const std::string& name) {
@@ -214,6 +218,13 @@ TEST(RulesDataLoaderStall, SingleProcessLoaderFiresFourWorkersDoNot) {
   // About 40% of each step: dozens of the 100 windows sit inside a loader stall.
   EXPECT_GE(by_id(nw0)["dataloader_stall"].size(), 20u);
   EXPECT_FALSE(fired(data("kineto_resnet50_v100_nw4.json.gz")).count("dataloader_stall"));
+  // A one-step excerpt of nw0 whose step opens with the loader wait: no kernel of the trace
+  // ran before it, yet the GPU waits there all the same.
+  const Loaded& one = corpus("surgery_0017_kineto_resnet50_v100_nw0.json.gz");
+  ASSERT_EQ(one.tree.steps().size(), 1u);
+  const auto first = by_id(one)["dataloader_stall"];
+  ASSERT_FALSE(first.empty());
+  EXPECT_LT(first.front().begin, one.begin + 20'000'000) << "fires in the step's first 20 ms";
 }
 
 TEST(RulesCpuBoundStep, HostOpsInTheStepFireAnUnexplainedGapDoesNot) {
@@ -351,9 +362,6 @@ TEST(RulesGraphBreaks, EagerLayerBetweenCompiledRegions) {
 // is CPU ops, so the rules that judge kernels or launches on a GPU judge the main thread's
 // calls. Each injected id fires in the injected run's windows; the clean run of the same
 // workload fires none of these ids.
-const Loaded& corpus(const std::string& name) {
-  return load(std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench/traces/" + name);
-}
 
 TEST(RulesOnCpuOnlyTraces, InjectedCallsFireTheCleanRunsDoNot) {
   const auto ssd = by_id(corpus("zoo_0135_ssdlite320_mobilenet_v3_large_inference.json.gz"));

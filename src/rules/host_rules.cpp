@@ -115,7 +115,7 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
     const int64_t b = std::max(begin, t.ts[d]), e = std::min(end, t.end(d));
     int64_t here = 0;
     if (cpu_only) here = std::max<int64_t>(0, e - b);
-    for (auto iv : ix.idle_gaps(b, e)) here += iv.second - iv.first, ivs.push_back(iv);
+    for (auto iv : ix.idle_gaps_in_steps(b, e)) here += iv.second - iv.first, ivs.push_back(iv);
     if (here == 0) return;
     idle += here;
     span_time += e - b;
@@ -128,7 +128,7 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
     int64_t whole = 0;  // GPU idle over the whole of each span seen, not just the range's part
     for (EventId d : f.events) {
       if (cpu_only) whole += t.dur[d];
-      for (auto iv : ix.idle_gaps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
+      for (auto iv : ix.idle_gaps_in_steps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
     }
     const double per_step = static_cast<double>(whole) / static_cast<double>(f.events.size());
     if (per_step < kStallStepShare * static_cast<double>(ix.median_step)) return;

@@ -139,6 +139,11 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   compute = merge_intervals(std::move(c));
   comm = merge_intervals(std::move(m));
   if (!busy.empty()) gpu_first = busy.front().first, gpu_last = busy.back().second;
+  step_first = gpu_first, step_last = gpu_last;
+  if (!busy.empty() && !tree.steps().empty()) {
+    step_first = std::min(gpu_first, tree.steps().front().ts);
+    step_last = std::max(gpu_last, tree.steps().back().end);
+  }
   best = -1;
   for (auto [s, ns] : compute_per_stream)
     if (ns > best) best = ns, compute_stream = s;
@@ -249,6 +254,11 @@ std::pair<size_t, size_t> RuleIndex::launch_range(int64_t b, int64_t e) const {
 std::vector<Interval> RuleIndex::idle_gaps(int64_t b, int64_t e) const {
   if (busy.empty()) return {};
   return uncovered(busy, std::max(b, gpu_first), std::min(e, gpu_last));
+}
+
+std::vector<Interval> RuleIndex::idle_gaps_in_steps(int64_t b, int64_t e) const {
+  if (busy.empty()) return {};
+  return uncovered(busy, std::max(b, step_first), std::min(e, step_last));
 }
 
 std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e) const {

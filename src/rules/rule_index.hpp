@@ -84,6 +84,7 @@ struct RuleIndex {
   std::vector<Interval> comm;        // communication kernels
   std::vector<Interval> compute_stream_busy;  // the compute stream alone
   int64_t gpu_first = 0, gpu_last = 0;  // primary device's first start and last end
+  int64_t step_first = 0, step_last = 0;  // the same, widened to the ProfilerStep spans
   int num_sms = 0;                   // 0 when unknown
   int compute_major = 0;             // 0 when unknown
   bool amd = false;
@@ -110,6 +111,10 @@ struct RuleIndex {
   // Idle gaps of the primary device inside [b, e), clipped; only between its first and last
   // GPU activity (before the first kernel the GPU is not "idle", it has not started).
   std::vector<Interval> idle_gaps(int64_t b, int64_t e) const;
+  // The same, counting the GPU idle from the start of the first profiled step to the end of
+  // the last: for an idle a specific host span explains (a DataLoader wait that opens a
+  // one-step profile keeps the GPU waiting, though no kernel of the trace ran before it).
+  std::vector<Interval> idle_gaps_in_steps(int64_t b, int64_t e) const;
   // The whole idle gaps that overlap [b, e), not clipped: a gap's length says what kind of
   // stall it is, and a short range may see only part of a long gap.
   std::vector<Interval> whole_idle_gaps(int64_t b, int64_t e) const;
