@@ -82,29 +82,26 @@ bool is_conv(const RuleIndex& ix, EventId op) {
 
 // The copying clone/contiguous/to calls, split by whether a convolution's output is what
 // they copy (the call right before them on the thread is a convolution).
+struct Calls {
+  std::vector<EventId> ops;
+  int64_t time = 0;
+  void add(const RuleIndex& ix, EventId op) { ops.push_back(op), time += ix.t.dur[op]; }
+};
 struct Copies {
-  std::vector<EventId> after_conv, other, casts;
-  int64_t after_conv_time = 0, other_time = 0, cast_time = 0, conv_time = 0;
+  Calls after_conv, casts, other;
+  int64_t conv_time = 0;
 };
 
 Copies copies_in(const RuleIndex& ix, const OuterOps& outer) {
   Copies c;
   for (size_t i = 0; i < outer.ops.size(); ++i) {
     const EventId op = outer.ops[i];
-    const int64_t d = ix.t.dur[op];
-    if (is_conv(ix, op)) c.conv_time += d;
+    if (is_conv(ix, op)) c.conv_time += ix.t.dur[op];
     const bool clone = ix.has(op, kCloneOp), cast = ix.has(op, kCastOp);
     if (!(clone || cast) || !copies(ix, op)) continue;
-    if (i > 0 && is_conv(ix, outer.ops[i - 1])) {
-      c.after_conv.push_back(op);
-      c.after_conv_time += d;
-    } else if (cast) {
-      c.casts.push_back(op);
-      c.cast_time += d;
-    } else {
-      c.other.push_back(op);
-      c.other_time += d;
-    }
+    if (i > 0 && is_conv(ix, outer.ops[i - 1])) c.after_conv.add(ix, op);
+    else if (cast) c.casts.add(ix, op);
+    else c.other.add(ix, op);
   }
   return c;
 }
@@ -129,68 +126,70 @@ std::string at_text(const RuleFinding& f) {
   return f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line);
 }
 
-}  // namespace
-
-void detect_cast_churn_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+// How cast_churn and redundant_copy read a CPU-only trace: one group of copying calls,
+// judged by its share of the main thread's op time in [begin, end). `what` names the calls.
+void copy_finding(const RuleIndex& ix, int64_t begin, int64_t end, const char* id, Calls Copies::*group,
+                  size_t min_calls, double fire, double strong, std::string_view what,
+                  std::string (*fix)(const RuleFinding&), DetectorOutput& out) {
   const OuterOps outer = outer_ops(ix, begin, end);
   if (outer.time == 0) return;
-  const Copies c = copies_in(ix, outer);
-  const double share = static_cast<double>(c.cast_time) / static_cast<double>(outer.time);
-  if (c.casts.size() < kMinCasts || share < kCastFireShare) return;
+  const Calls calls = copies_in(ix, outer).*group;
+  const double share = static_cast<double>(calls.time) / static_cast<double>(outer.time);
+  if (calls.ops.size() < min_calls || share < fire) return;
   RuleFinding f;
-  f.id = "cast_churn";
-  f.confidence = confidence_between(share, kCastFireShare, kCastStrongShare);
-  f.cost = c.cast_time;
-  f.events = c.casts;
+  f.id = id;
+  f.confidence = confidence_between(share, fire, strong);
+  f.cost = calls.time;
+  f.events = calls.ops;
   finish(ix, f);
-  f.evidence.push_back(fmt::format("{} aten::to calls that copy (a dtype or format conversion) take {}, {} of the op time "
-                                   "on the main thread in the range",
-                                   c.casts.size(), dur_text(c.cast_time), pct_text(share)));
-  f.evidence.push_back("calls: " + count_by_name(ix, c.casts));
-  f.fix = fmt::format("cast once, outside the loop: keep the tensors in the dtype the step computes in instead of "
-                      "converting them every step{}",
-                      at_text(f));
+  f.evidence.push_back(fmt::format("{} {} take {}, {} of the op time on the main thread in the range", calls.ops.size(),
+                                   what, dur_text(calls.time), pct_text(share)));
+  f.evidence.push_back("calls: " + count_by_name(ix, calls.ops));
+  f.fix = fix(f);
   out.findings.push_back(std::move(f));
 }
 
+}  // namespace
+
+void detect_cast_churn_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  copy_finding(ix, begin, end, "cast_churn", &Copies::casts, kMinCasts, kCastFireShare, kCastStrongShare,
+               "aten::to calls that copy (a dtype or format conversion)",
+               [](const RuleFinding& f) {
+                 return fmt::format("cast once, outside the loop: keep the tensors in the dtype the step computes in "
+                                    "instead of converting them every step{}",
+                                    at_text(f));
+               },
+               out);
+}
+
 void detect_redundant_copy_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
-  const OuterOps outer = outer_ops(ix, begin, end);
-  if (outer.time == 0) return;
-  const Copies c = copies_in(ix, outer);
-  const double share = static_cast<double>(c.other_time) / static_cast<double>(outer.time);
-  if (c.other.size() < kMinCopies || share < kCopyFireShare) return;
-  RuleFinding f;
-  f.id = "redundant_copy";
-  f.confidence = confidence_between(share, kCopyFireShare, kCopyStrongShare);
-  f.cost = c.other_time;
-  f.events = c.other;
-  finish(ix, f);
-  f.evidence.push_back(fmt::format("{} clone/contiguous calls that copy take {}, {} of the op time on the main thread in "
-                                   "the range",
-                                   c.other.size(), dur_text(c.other_time), pct_text(share)));
-  f.evidence.push_back("calls: " + count_by_name(ix, c.other));
-  f.fix = fmt::format("drop the copies{}: use views, in-place ops, and call .contiguous() only where a kernel needs it",
-                      at_text(f));
-  out.findings.push_back(std::move(f));
+  copy_finding(ix, begin, end, "redundant_copy", &Copies::other, kMinCopies, kCopyFireShare, kCopyStrongShare,
+               "clone/contiguous calls that copy",
+               [](const RuleFinding& f) {
+                 return fmt::format("drop the copies{}: use views, in-place ops, and call .contiguous() only where a "
+                                    "kernel needs it",
+                                    at_text(f));
+               },
+               out);
 }
 
 void detect_layout_conversion_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const OuterOps outer = outer_ops(ix, begin, end);
   const Copies c = copies_in(ix, outer);
-  if (c.after_conv.size() < kMinConversions || c.conv_time == 0) return;
-  const double share = static_cast<double>(c.after_conv_time) / static_cast<double>(c.conv_time + c.after_conv_time);
+  if (c.after_conv.ops.size() < kMinConversions || c.conv_time == 0) return;
+  const double share = static_cast<double>(c.after_conv.time) / static_cast<double>(c.conv_time + c.after_conv.time);
   if (share < kLayoutFireShare) return;
   RuleFinding f;
   f.id = "layout_conversion";
   f.confidence = confidence_between(share, kLayoutFireShare, kLayoutStrongShare);
-  f.cost = c.after_conv_time;
-  f.events = c.after_conv;
+  f.cost = c.after_conv.time;
+  f.events = c.after_conv.ops;
   finish(ix, f);
   f.evidence.push_back(fmt::format("{} copies of a convolution's output right after it take {}, {} of the time of the "
                                    "convolutions and the copies ({} of convolutions)",
-                                   c.after_conv.size(), dur_text(c.after_conv_time), pct_text(share),
+                                   c.after_conv.ops.size(), dur_text(c.after_conv.time), pct_text(share),
                                    dur_text(c.conv_time)));
-  f.evidence.push_back("calls: " + count_by_name(ix, c.after_conv));
+  f.evidence.push_back("calls: " + count_by_name(ix, c.after_conv.ops));
   f.fix = "keep one memory format: model.to(memory_format=torch.channels_last) and channels_last inputs, and no "
           ".contiguous() on convolution outputs (it converts them back to NCHW)";
   out.findings.push_back(std::move(f));
