@@ -32,8 +32,8 @@ bool finding_order(const Finding& a, const Finding& b) {
 }
 
 // The rule detectors across the whole steady state catch what is spread too thin for any
-// one window to show: the eager inference step whose GPU idles 84% between thousands of
-// 80 us windows, a pattern the top-k windows happened to miss. Only findings that cost at
+// one window to show: the eager inference step whose GPU idles 80% in short gaps across a
+// hundred 79 us windows, or a pattern the top-k windows happened to miss. Only findings that cost at
 // least a warning's share of the steady state are kept (info-level trace-wide findings
 // would be noise on every trace), and only ids no flagged window already reports.
 void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& found, const Trace& trace,
