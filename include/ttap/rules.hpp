@@ -3,8 +3,8 @@
 // feed the LLM as evidence, and, over every window, make the rule-based scorer.
 //
 // The detectors live in src/rules/, one file per family (sync, transfer, host, optimizer,
-// kernel, comm, compile rules), each threshold a named constant with the reason for its
-// value. A detector fires when its signal passes a firing threshold; its confidence is
+// kernel, comm, compile rules, and cpu_op rules: what the kernel rules judge on CPU-only
+// traces), each threshold a named constant with the reason for its value. A detector fires when its signal passes a firing threshold; its confidence is
 // 0.4 there and rises linearly to 1 at a "strong" threshold (gpu_idle, the catch-all, tops
 // out at 0.7). Patterns longer than a window (a host/device round trip, the eager stretch
 // between two compiled regions, the idle after a sync just before the range, an idle gap
