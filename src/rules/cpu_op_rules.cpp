@@ -44,16 +44,10 @@ struct OuterOps {
   int64_t time = 0;
 };
 
-bool inside_cpu_op(const RuleIndex& ix, EventId e) {
-  for (EventId p = ix.tree.parent(e); p != kNoEvent; p = ix.tree.parent(p))
-    if (ix.t.category[p] == Category::CpuOp) return true;
-  return false;
-}
-
 OuterOps outer_ops(const RuleIndex& ix, int64_t b, int64_t e) {
   OuterOps out;
   ix.cpu_ops.each_overlapping(ix.t, b, e, [&](EventId op) {
-    if (ix.t.track[op] != ix.main_thread || ix.t.ts[op] < b || inside_cpu_op(ix, op)) return;
+    if (ix.t.track[op] != ix.main_thread || ix.t.ts[op] < b || ix.enclosing_op(op) != kNoEvent) return;
     out.ops.push_back(op);
     out.time += ix.t.dur[op];
   });
@@ -114,16 +108,11 @@ std::string count_by_name(const RuleIndex& ix, const std::vector<EventId>& ops) 
   return s;
 }
 
+// Events capped as the other detectors cap them, the span they cover, their user code.
 void finish(const RuleIndex& ix, RuleFinding& f) {
   if (f.events.size() > 256) f.events.resize(256);
-  f.begin = ix.t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId e : f.events) f.end = std::max(f.end, ix.t.end(e));
+  set_span(ix.t, f);
   f.locations = user_locations(ix, f.events);
-}
-
-std::string at_text(const RuleFinding& f) {
-  return f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line);
 }
 
 // How cast_churn and redundant_copy read a CPU-only trace: one group of copying calls,
@@ -157,7 +146,7 @@ void detect_cast_churn_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, D
                [](const RuleFinding& f) {
                  return fmt::format("cast once, outside the loop: keep the tensors in the dtype the step computes in "
                                     "instead of converting them every step{}",
-                                    at_text(f));
+                                    at_text(f.locations));
                },
                out);
 }
@@ -168,7 +157,7 @@ void detect_redundant_copy_on_cpu(const RuleIndex& ix, int64_t begin, int64_t en
                [](const RuleFinding& f) {
                  return fmt::format("drop the copies{}: use views, in-place ops, and call .contiguous() only where a "
                                     "kernel needs it",
-                                    at_text(f));
+                                    at_text(f.locations));
                },
                out);
 }
@@ -240,7 +229,7 @@ void detect_unfused_elementwise_on_cpu(const RuleIndex& ix, int64_t begin, int64
                                    "time on the main thread in the range",
                                    runs.size(), kMinRun, ops, dur_text(run_time), pct_text(share)));
   f.evidence.push_back(fmt::format("longest: {} calls: {}{}", longest_size, chain, longest_size > 6 ? " -> ..." : ""));
-  f.fix = fmt::format("fuse the chain {}{} with torch.compile, or write it with in-place ops", chain, at_text(f));
+  f.fix = fmt::format("fuse the chain {}{} with torch.compile, or write it with in-place ops", chain, at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 

@@ -99,12 +99,6 @@ std::string first_type(const Trace& t, EventId op) {
   return std::string(s.substr(q + 1, s.find('"', q + 1) - q - 1));
 }
 
-void set_span(const Trace& t, RuleFinding& f) {
-  f.begin = t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
-}
-
 }  // namespace
 
 void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
@@ -164,7 +158,7 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   f.fix = fmt::format("fuse the chain {}{} with torch.compile (or a fused kernel: fused norms/activations, fused "
                       "AdamW); use in-place ops where the chain must stay eager",
                       chain,
-                      f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line));
+                      at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 
@@ -307,7 +301,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("cast once, outside the loop: convert the model or buffers to the compute dtype up front "
                       "(model.to(torch.bfloat16)) and create inputs in it, instead of {} every step{}",
-                      most, f.locations.empty() ? "" : fmt::format(" at {}:{}", f.locations[0].file, f.locations[0].line));
+                      most, at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "rule_index.hpp"
 
 namespace ttap::rules {
@@ -80,6 +82,10 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
     }
   }
   return out;
+}
+
+std::string at_text(const std::vector<CodeLocation>& locs) {
+  return locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
 }
 
 }  // namespace ttap::rules

@@ -332,6 +332,12 @@ std::string short_kernel_name(std::string_view n) {
 
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 
+void set_span(const Trace& t, RuleFinding& f) {
+  f.begin = t.ts[f.events.front()];
+  f.end = f.begin;
+  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
+}
+
 int64_t covered(const std::vector<Interval>& merged, int64_t b, int64_t e) {
   if (e <= b) return 0;
   auto it = std::lower_bound(merged.begin(), merged.end(), b, [](const Interval& iv, int64_t x) { return iv.second <= x; });

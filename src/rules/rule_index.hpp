@@ -144,6 +144,10 @@ std::vector<Interval> uncovered(const std::vector<Interval>& merged, int64_t b, 
 // User code above the events (see locations.cpp for what counts as user code).
 std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<EventId>& events,
                                          size_t max_locations = 3);
+// " at file:line" for the first location, "" when there is none: the tail of a fix.
+std::string at_text(const std::vector<CodeLocation>& locs);
+// A finding's begin and end: the span of its events (at least one).
+void set_span(const Trace& t, RuleFinding& f);
 
 // What detectors hand back: findings, and the GPU idle time they account for, so that
 // gpu_idle reports only what no specific id explains.

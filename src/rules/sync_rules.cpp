@@ -52,7 +52,7 @@ struct SyncCase {
 };
 
 std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector<CodeLocation>& locs) {
-  const std::string where = locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
+  const std::string where = at_text(locs);
   const std::string_view op = top.op == kNoEvent ? std::string_view{} : ix.t.name_of(top.op);
   const std::string_view call = ix.t.name_of(top.call);
   if (op == "aten::item" || op == "aten::_local_scalar_dense" || op == "aten::is_nonzero" || op == "aten::equal")

@@ -57,9 +57,6 @@ std::string top_name(const std::map<std::string, int64_t>& m) {
   return best;
 }
 
-std::string at(const std::vector<CodeLocation>& locs) {
-  return locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
-}
 
 void span_of(const Trace& t, RuleFinding& f) {
   if (f.events.empty()) return;
@@ -126,10 +123,10 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.fix = n_up >= n_down
               ? fmt::format("pin the host tensors: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
                             ".to(device, non_blocking=True) for the {} inputs copied by {}{}",
-                            bytes_text(bytes / std::max(1, n_up + n_down)), top_name(by_op), at(f.locations))
+                            bytes_text(bytes / std::max(1, n_up + n_down)), top_name(by_op), at_text(f.locations))
               : fmt::format("copy device results into a pinned buffer (torch.empty(..., pin_memory=True).copy_(x, "
                             "non_blocking=True)) instead of {}{}",
-                            top_name(by_op), at(f.locations));
+                            top_name(by_op), at_text(f.locations));
   // The GPU waiting on these copies' host side is explained.
   for (auto [b, e] : merge_intervals(host_spans))
     for (auto iv : uncovered(ix.busy, std::max(b, ix.gpu_first), std::min(e, ix.gpu_last)))
@@ -168,7 +165,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
                       "{} small copies issued by {}{} into one, and keep scalars in Python",
-                      f.events.size(), top_name(by_op), at(f.locations));
+                      f.events.size(), top_name(by_op), at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 
@@ -218,7 +215,7 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("keep the {} tensor that goes out and comes back on the GPU when memory allows{}; if offloading "
                       "is needed, use pinned buffers and prefetch on a side stream so the copies overlap compute",
-                      bytes_text(bytes_of(t, g)), at(f.locations));
+                      bytes_text(bytes_of(t, g)), at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 
@@ -312,7 +309,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                             bytes_text(bytes))
               : fmt::format("avoid the copies made by {}{}: keep tensors contiguous where they are made, use views "
                             "and in-place ops instead of .contiguous()/.clone()",
-                            top_name(by_op), at(f.locations));
+                            top_name(by_op), at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 
