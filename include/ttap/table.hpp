@@ -33,6 +33,8 @@ void append_json(std::string& out, const Table& t);
 // `s` escaped for the inside of a JSON string literal. Trace names are bytes, not always
 // UTF-8, and JSON readers (and LLM endpoints) reject invalid UTF-8: such bytes become U+FFFD.
 std::string json_escape(std::string_view s);
+// `s` as a JSON string literal, quotes included.
+std::string json_string(std::string_view s);
 
 // Several tables in one document. Text: one after another, a blank line between. CSV: each
 // after a "# id" line (just the table when there is one). JSON: one object,

@@ -16,9 +16,6 @@ using llm::clip;
 using llm::duration_text;
 using llm::offset_text;
 
-// `s` as a JSON string literal, quotes included.
-std::string json_quote(std::string_view s) { return "\"" + json_escape(s) + "\""; }
-
 constexpr size_t kFindings = 10;          // findings listed
 constexpr size_t kEvidenceLines = 6;      // evidence lines per finding
 constexpr size_t kEvidenceLineChars = 300;
@@ -91,7 +88,7 @@ std::string llm_endpoint(std::string_view url) {
 
 std::string llm_request_body(std::string_view model, std::string_view system, std::string_view user) {
   std::string ids = "\"none\"";
-  for (const AntiPattern& p : catalog()) ids += "," + json_quote(p.id);
+  for (const AntiPattern& p : catalog()) ids += "," + json_string(p.id);
   // Strict structured output: every property required, nothing else allowed. Servers that
   // ignore response_format still get the same shape asked for in the system message.
   const std::string schema = fmt::format(
@@ -104,7 +101,7 @@ std::string llm_request_body(std::string_view model, std::string_view system, st
   return fmt::format(
       R"({{"model":{},"temperature":0,"messages":[{{"role":"system","content":{}}},{{"role":"user","content":{}}}],)"
       R"("response_format":{{"type":"json_schema","json_schema":{{"name":"ttap_window_verdict","strict":true,"schema":{}}}}}}})",
-      json_quote(model), json_quote(system), json_quote(user), schema);
+      json_string(model), json_string(system), json_string(user), schema);
 }
 
 }  // namespace ttap

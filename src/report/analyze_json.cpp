@@ -13,7 +13,6 @@ namespace {
 
 using namespace analyze_render;
 
-std::string str(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 std::string num(double d) { return std::isfinite(d) ? fmt::format("{}", d) : "null"; }
 std::string boolean(bool b) { return b ? "true" : "false"; }
 
@@ -25,18 +24,18 @@ std::string array(const std::vector<T>& items, F each) {
 }
 
 std::string saving(const Saving& s) {
-  return fmt::format(R"({{"id":{},"fix":{},"saved_per_step_ns":{},"step_share":{},"model":{}}})", str(s.id), str(s.fix),
-                     s.saved_per_step, num(s.step_share), str(s.model));
+  return fmt::format(R"({{"id":{},"fix":{},"saved_per_step_ns":{},"step_share":{},"model":{}}})", json_string(s.id), json_string(s.fix),
+                     s.saved_per_step, num(s.step_share), json_string(s.model));
 }
 
 std::string finding(const Finding& f) {
   return fmt::format(
       R"({{"id":{},"name":{},"severity":{},"confidence":{},"source":{},"begin_ns":{},"end_ns":{},"cost_ns":{},"evidence":{},"fix":{},"explanation":{},"saving":{},"locations":{}}})",
-      str(f.id), str(f.name), str(severity_label(f.severity)), num(f.confidence), str(f.source), f.begin, f.end, f.cost,
-      array(f.evidence, [](const std::string& e) { return str(e); }), str(f.fix),
-      f.explanation.empty() ? "null" : str(f.explanation), f.saving ? saving(*f.saving) : "null",
+      json_string(f.id), json_string(f.name), json_string(severity_label(f.severity)), num(f.confidence), json_string(f.source), f.begin, f.end, f.cost,
+      array(f.evidence, [](const std::string& e) { return json_string(e); }), json_string(f.fix),
+      f.explanation.empty() ? "null" : json_string(f.explanation), f.saving ? saving(*f.saving) : "null",
       array(f.locations, [](const CodeLocation& l) {
-        return fmt::format(R"({{"file":{},"line":{},"function":{}}})", str(l.file), l.line, str(l.function));
+        return fmt::format(R"({{"file":{},"line":{},"function":{}}})", json_string(l.file), l.line, json_string(l.function));
       }));
 }
 
@@ -53,18 +52,18 @@ std::string headline(const Headline& h) {
                            R"({{"device":{},"total_ns":{},"busy_ns":{},"idle_ns":{},"computation_ns":{},"exposed_communication_ns":{},"exposed_memcpy_ns":{}}})",
                            g.device, g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy);
                      }),
-                     array(h.categories, [](const CategoryShare& c) { return fmt::format(R"({{"category":{},"share":{}}})", str(c.category), num(c.share)); }),
+                     array(h.categories, [](const CategoryShare& c) { return fmt::format(R"({{"category":{},"share":{}}})", json_string(c.category), num(c.share)); }),
                      steps, launches);
 }
 
 std::string trace(const TraceReport& t) {
   if (t.verdict == Verdict::error)
-    return fmt::format(R"({{"path":{},"verdict":"error","gate_failed":true,"error":{},"internal_error":{},"seconds":{}}})", str(t.path),
-                       str(t.error), boolean(t.internal_error), num(t.seconds));
+    return fmt::format(R"({{"path":{},"verdict":"error","gate_failed":true,"error":{},"internal_error":{},"seconds":{}}})", json_string(t.path),
+                       json_string(t.error), boolean(t.internal_error), num(t.seconds));
   return fmt::format(
       R"({{"path":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{}}},"headline":{},"savings":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
-      str(t.path), str(verdict_name(t.verdict)), boolean(t.gate_failed), t.scorer.empty() ? "null" : num(t.score),
-      t.scorer.empty() ? "null" : str(t.scorer), t.device.empty() ? "null" : str(t.device), str(t.steady_state), t.begin, t.end,
+      json_string(t.path), json_string(verdict_name(t.verdict)), boolean(t.gate_failed), t.scorer.empty() ? "null" : num(t.score),
+      t.scorer.empty() ? "null" : json_string(t.scorer), t.device.empty() ? "null" : json_string(t.device), json_string(t.steady_state), t.begin, t.end,
       headline(t.headline), array(t.savings, saving),
       array(t.windows, [](const WindowScore& w) {
         return fmt::format(R"({{"index":{},"begin_ns":{},"end_ns":{},"score":{},"gpu_busy":{},"flagged":{}}})", w.index, w.begin, w.end,
@@ -72,10 +71,10 @@ std::string trace(const TraceReport& t) {
       }),
       array(t.flagged, [](const FlaggedWindow& w) {
         return fmt::format(R"({{"scope":{},"index":{},"begin_ns":{},"end_ns":{},"score":{},"findings":{}}})",
-                           str(w.steady_state ? "steady_state" : "window"), w.steady_state ? "null" : std::to_string(w.index),
+                           json_string(w.steady_state ? "steady_state" : "window"), w.steady_state ? "null" : std::to_string(w.index),
                            w.begin, w.end, num(w.score), array(w.findings, finding));
       }),
-      t.suppressed, array(t.warnings, [](const std::string& w) { return str(w); }), num(t.seconds));
+      t.suppressed, array(t.warnings, [](const std::string& w) { return json_string(w); }), num(t.seconds));
 }
 
 }  // namespace
@@ -86,9 +85,9 @@ std::string render_analyze_json(const Report& report) {
   return fmt::format(
       R"({{"schema":"ttap.analyze/1","tool":{{"name":"ttap","version":{}}},"settings":{{"windows":{},"top_k":{},"scorer":{},"fail_on":{},"fail_score":{},"llm":{},"config":{}}},"summary":{{"traces":{},"clean":{},"flagged":{},"errors":{},"gate_failed":{},"findings":{}}},"warnings":{},"traces":{}}})"
       "\n",
-      str(report.tool_version), s.windows, s.top_k, str(s.scorer), str(s.fail_on), s.fail_score ? num(*s.fail_score) : "null",
-      boolean(s.llm), s.config.empty() ? "null" : str(s.config), report.traces.size(), c.clean, c.flagged, c.errors, c.gate_failed,
-      c.findings, array(report.warnings, [](const std::string& w) { return str(w); }), array(report.traces, trace));
+      json_string(report.tool_version), s.windows, s.top_k, json_string(s.scorer), json_string(s.fail_on), s.fail_score ? num(*s.fail_score) : "null",
+      boolean(s.llm), s.config.empty() ? "null" : json_string(s.config), report.traces.size(), c.clean, c.flagged, c.errors, c.gate_failed,
+      c.findings, array(report.warnings, [](const std::string& w) { return json_string(w); }), array(report.traces, trace));
 }
 
 }  // namespace ttap

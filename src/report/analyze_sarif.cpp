@@ -14,7 +14,6 @@ namespace {
 
 using namespace analyze_render;
 
-std::string str(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 
 std::string_view sarif_level(Severity s) { return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "note"; }
 
@@ -26,14 +25,14 @@ std::string artifact(const std::string& path) {
     if (c == ' ' || c == '%' || c == '#' || c == '?' || c < 0x20) uri += fmt::format("%{:02X}", c);
     else uri += static_cast<char>(c);
   }
-  if (!path.empty() && path.front() == '/') return fmt::format(R"({{"uri":{}}})", str("file://" + uri));
+  if (!path.empty() && path.front() == '/') return fmt::format(R"({{"uri":{}}})", json_string("file://" + uri));
   if (uri.starts_with("./")) uri.erase(0, 2);
-  return fmt::format(R"({{"uri":{},"uriBaseId":"%SRCROOT%"}})", str(uri));
+  return fmt::format(R"({{"uri":{},"uriBaseId":"%SRCROOT%"}})", json_string(uri));
 }
 
 std::string location(const std::string& path, int line, const std::string& message) {
   const std::string region = line > 0 ? fmt::format(R"(,"region":{{"startLine":{}}})", line) : "";
-  const std::string msg = message.empty() ? "" : fmt::format(R"(,"message":{{"text":{}}})", str(message));
+  const std::string msg = message.empty() ? "" : fmt::format(R"(,"message":{{"text":{}}})", json_string(message));
   return fmt::format(R"({{"physicalLocation":{{"artifactLocation":{}{}}}{}}})", artifact(path), region, msg);
 }
 
@@ -56,9 +55,9 @@ std::string result(const TraceReport& t, const FlaggedWindow& w, const Finding& 
                                           artifact(t.path));
   return fmt::format(
       R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v1":{}}},"properties":{{"trace":{},"window":{},"beginNs":{},"endNs":{},"windowScore":{},"confidence":{},"costNs":{},"source":{}}}}})",
-      str(f.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "", str(sarif_level(f.severity)), str(text), locations, related,
-      str(fmt::format("{}:{}:{}", f.id, f.locations.empty() ? t.path : f.locations[0].file, f.locations.empty() ? 0 : f.locations[0].line)),
-      str(t.path), w.steady_state ? "null" : std::to_string(w.index), f.begin, f.end, w.score, f.confidence, f.cost, str(f.source));
+      json_string(f.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "", json_string(sarif_level(f.severity)), json_string(text), locations, related,
+      json_string(fmt::format("{}:{}:{}", f.id, f.locations.empty() ? t.path : f.locations[0].file, f.locations.empty() ? 0 : f.locations[0].line)),
+      json_string(t.path), w.steady_state ? "null" : std::to_string(w.index), f.begin, f.end, w.score, f.confidence, f.cost, json_string(f.source));
 }
 
 }  // namespace
@@ -69,8 +68,8 @@ std::string render_analyze_sarif(const Report& report) {
   for (const AntiPattern& ap : catalog()) {
     rules += fmt::format(
         R"({}{{"id":{},"name":{},"shortDescription":{{"text":{}}},"fullDescription":{{"text":{}}},"help":{{"text":{},"markdown":{}}},"defaultConfiguration":{{"level":"warning"}},"properties":{{"tags":["performance","pytorch"]}}}})",
-        index++ ? "," : "", str(ap.id), str(ap.id), str(ap.name), str(ap.signature), str(fmt::format("Fix: {}", ap.fix)),
-        str(fmt::format("**{}**\n\nSignature in the trace: {}\n\nFix: {}", ap.name, ap.signature, ap.fix)));
+        index++ ? "," : "", json_string(ap.id), json_string(ap.id), json_string(ap.name), json_string(ap.signature), json_string(fmt::format("Fix: {}", ap.fix)),
+        json_string(fmt::format("**{}**\n\nSignature in the trace: {}\n\nFix: {}", ap.name, ap.signature, ap.fix)));
   }
   std::string results;
   std::string notifications;
@@ -79,7 +78,7 @@ std::string render_analyze_sarif(const Report& report) {
     if (t.verdict == Verdict::error) {
       ok = false;
       notifications += fmt::format(R"({}{{"level":"error","message":{{"text":{}}},"locations":[{}]}})", notifications.empty() ? "" : ",",
-                                   str(fmt::format("{}: {}", t.path, t.error)), location(t.path, 0, ""));
+                                   json_string(fmt::format("{}: {}", t.path, t.error)), location(t.path, 0, ""));
       continue;
     }
     for (const FlaggedWindow& w : t.flagged)
@@ -95,7 +94,7 @@ std::string render_analyze_sarif(const Report& report) {
   return fmt::format(
       R"({{"$schema":"https://json.schemastore.org/sarif-2.1.0.json","version":"2.1.0","runs":[{{"tool":{{"driver":{{"name":"ttap","semanticVersion":{},"version":{},"rules":[{}]}}}},"invocations":[{{"executionSuccessful":{},"toolExecutionNotifications":[{}]}}],"results":[{}]}}]}})"
       "\n",
-      str(report.tool_version), str(report.tool_version), rules, ok ? "true" : "false", notifications, results);
+      json_string(report.tool_version), json_string(report.tool_version), rules, ok ? "true" : "false", notifications, results);
 }
 
 }  // namespace ttap

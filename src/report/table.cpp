@@ -95,6 +95,8 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
+std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
+
 std::string render_text(const Table& t) {
   constexpr size_t kMaxCell = 80;  // long kernel names are cut in text form (CSV/JSON keep them)
   std::vector<std::vector<std::string>> cells;
