@@ -63,12 +63,6 @@ std::set<std::string> fired(const Loaded& l) {
   return s;
 }
 
-double best_confidence(const std::vector<ttap::RuleFinding>& v) {
-  double b = 0;
-  for (auto& f : v) b = std::max(b, f.confidence);
-  return b;
-}
-
 std::string dump(const std::vector<ttap::RuleFinding>& v) {
   std::string s;
   for (size_t i = 0; i < v.size() && i < 2; ++i) {
@@ -422,7 +416,9 @@ TEST(RulesEngine, SortedScoresAndEmptyRanges) {
     for (size_t i = 0; i < v.size(); ++i) {
       // Confidence weighted by the cost's share of the window (rules.hpp).
       best = std::max(best, v[i].confidence * (1.0 - std::exp(-3.0 * static_cast<double>(v[i].cost) / static_cast<double>(e - b))));
-      if (i > 0) EXPECT_GE(v[i - 1].confidence, v[i].confidence);
+      if (i > 0) {
+        EXPECT_GE(v[i - 1].confidence, v[i].confidence);
+      }
     }
     expected.push_back(best);
   }
