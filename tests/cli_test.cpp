@@ -42,6 +42,8 @@ TEST(CliVersion, ListsLibtorchAndTheSentencepieceModule) {
   EXPECT_TRUE(std::filesystem::is_regular_file(m[1].str())) << m[1];
   ASSERT_TRUE(std::regex_search(r.out, m, spm)) << r.out;
   EXPECT_TRUE(std::filesystem::is_regular_file(m[1].str())) << m[1];
+  for (const char* part : {"simdjson 3.", "libdeflate", "libcurl"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << " missing in\n" << r.out;
 }
 
 // ---- summary ------------------------------------------------------------------------------
@@ -143,6 +145,16 @@ TEST(CliSummary, StdinThroughAPipeMatchesTheFile) {
   const ProcResult bad = ttap::suite::shell("printf '{\"traceEvents\": 5}' | '" + bin + "' summary -");
   expect_clean_error(bad, "bad stdin");
   EXPECT_EQ(bad.err.rfind("ttap: error: <stdin>: ", 0), 0u) << bad.err;
+}
+
+TEST(CliSummary, OutputFileAndAnUnwritableOne) {
+  const std::string out = ttap::suite::scratch() + "/summary.json";
+  const ProcResult r = run_ttap({"summary", "--format", "json", "-o", out, kVit});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "-o writes the file, not stdout";
+  EXPECT_EQ(ttap::suite::read_file(out).rfind("{\"schema\":\"ttap.summary/1\"", 0), 0u);
+  const ProcResult bad = run_ttap({"summary", "-o", "/nonexistent/dir/x.json", kVit});
+  expect_clean_error(bad, "-o into a missing folder");
 }
 
 TEST(CliSummary, UnknownTableIsAnError) {
