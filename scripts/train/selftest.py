@@ -10,6 +10,8 @@
 5. a synthetic features folder in the docs/features.md layout (a planted "bad" event kind in
    a few windows of the bad traces) is learned by train.py in weak mode: window AUC well above
    chance from trace labels alone. This is a check of the code path, not a result.
+6. instance_target: a labeled range shorter than a window marks the window holding most of
+   it, a long range only the windows it covers by 20%.
 """
 import json
 import os
@@ -22,6 +24,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from data import instance_target  # noqa: E402
 from model import Detector, random_inputs  # noqa: E402
 
 torch.set_num_threads(1)
@@ -109,6 +112,18 @@ def check_training():
     print("ok training")
 
 
+def check_instance_target():
+    bounds = np.array([[0, 10], [10, 20], [20, 30], [30, 40]], dtype=np.float64)
+    cover = np.array([0, 0, 1, 1], dtype=np.uint8)  # the eval rule's labels, kept as they are
+    # [8, 13]: window 0 holds 40% of it, window 1 60% -> window 1. [25, 40] spans windows 2-3.
+    got = instance_target(cover, bounds, [{"ts_begin": 8, "ts_end": 13}, {"ts_begin": 25, "ts_end": 40}], 0.5)
+    assert got.tolist() == [0, 1, 1, 1], got
+    got = instance_target(np.zeros(4, np.uint8), bounds, [{"ts_begin": 5, "ts_end": 35}], 0.5)
+    assert got.tolist() == [0, 0, 0, 0], got  # a range 3 windows long: no window holds half of it
+    print("ok instance_target")
+
+
 if __name__ == "__main__":
+    check_instance_target()
     check_forward()
     check_training()

@@ -11,7 +11,11 @@ Modes:
           good-window clustering + score smoothness (+ a top-k ranking term); selected on
           val trace AUC (no window labels are used for training or selection).
   window  window-supervised: BCE per window on window_label.npy (positives re-weighted),
-          selected on val window AUC. For comparison.
+          selected on val window AUC. With --instance-share 0.5 the target also marks
+          the windows that hold half of a labeled range shorter than a window; with
+          --trace-weight 1 a trace BCE on the mean window score is added; --select both
+          picks the epoch on the mean of val trace and window AUC (the shipped model's
+          setting, models/MODEL_CARD.md).
 
 Writes the checkpoint (state dict + config) to --out-dir/NAME.pt and the metrics to
 --out-dir/NAME.json; train on split train, select on val, report train/val/test and test
@@ -40,7 +44,7 @@ def topk_idx(s: torch.Tensor, k: int) -> torch.Tensor:
     return torch.topk(s.detach(), min(k, s.shape[0])).indices
 
 
-def batch_loss(outs, labels, wlabels, mode, w, k, margin_sep, margin_rank):
+def batch_loss(outs, labels, wlabels, mode, w, k, margin_sep, margin_rank, trace_weight=0.0):
     """outs: list of (h [W, D], logits [W]) per trace; returns (loss, parts dict)."""
     parts = {}
     if mode == "window":
@@ -51,6 +55,11 @@ def batch_loss(outs, labels, wlabels, mode, w, k, margin_sep, margin_rank):
             losses.append(F.binary_cross_entropy_with_logits(lg, wl, pos_weight=pw))
         loss = torch.stack(losses).mean()
         parts["bce_win"] = float(loss)
+        if trace_weight > 0:
+            S = torch.stack([torch.sigmoid(lg).mean() for _, lg in outs]).clamp(1e-6, 1 - 1e-6)
+            l_tr = F.binary_cross_entropy(S, torch.tensor(labels, dtype=torch.float32))
+            parts["bce_trace"] = float(l_tr)
+            loss = loss + trace_weight * l_tr
         return loss, parts
 
     scores = [torch.sigmoid(lg) for _, lg in outs]
@@ -128,6 +137,13 @@ def evaluate(model, traces, train_tasks):
     return res, scores
 
 
+def selection_value(val_metrics, select):
+    """The val figure that picks the epoch: 'trace' AUC, 'window' AUC or 'both' (their mean)."""
+    t = val_metrics.get("trace_auc", float("nan"))
+    w = val_metrics.get("window_auc", float("nan"))
+    return {"trace": t, "window": w, "both": 0.5 * (t + w)}[select]
+
+
 def fmt(res):
     keys = ["train", "val", "test", "test_seen", "test_unseen"]
     out = []
@@ -157,6 +173,13 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--minutes", type=float, default=30.0, help="stop after this much training time")
     ap.add_argument("--tokenizer", default=os.path.join(os.path.dirname(__file__), "../../models/ttap_names.model"))
+    ap.add_argument("--instance-share", type=float, default=0.0,
+                    help="window mode: also fit as positive every window holding this share of a labeled range "
+                         "(0: fit the eval rule's labels only)")
+    ap.add_argument("--trace-weight", type=float, default=0.0,
+                    help="window mode: weight of a trace BCE on the mean window score, added to the window BCE")
+    ap.add_argument("--select", choices=["trace", "window", "both"],
+                    help="val AUC that picks the epoch: trace, window, or their mean (default: weak trace, window window)")
     ap.add_argument("--limit", type=int, help="load only the first N traces (smoke tests)")
     a = ap.parse_args()
 
@@ -167,7 +190,7 @@ def main():
     os.makedirs(a.out_dir, exist_ok=True)
 
     t0 = time.time()
-    traces = load_features(a.features, a.limit)
+    traces = load_features(a.features, a.limit, a.instance_share)
     print(f"loaded {len(traces)} traces in {time.time() - t0:.1f} s", flush=True)
     train = [t for t in traces if t.split == "train"]
     val = [t for t in traces if t.split == "val"]
@@ -220,8 +243,8 @@ def main():
         for b in range(0, len(order), a.batch):
             batch = order[b:b + a.batch]
             outs = [model.embed_and_logits(*t.inputs) for t in batch]
-            loss, parts = batch_loss(outs, [t.label for t in batch], [t.window_label for t in batch], a.mode, weights,
-                                     a.topk, a.margin_sep, a.margin_rank)
+            loss, parts = batch_loss(outs, [t.label for t in batch], [t.target for t in batch], a.mode, weights,
+                                     a.topk, a.margin_sep, a.margin_rank, a.trace_weight)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -232,7 +255,7 @@ def main():
         res, _ = evaluate(model, train + val if a.mode == "window" else [t for t in traces if t.split in ("train", "val")],
                           train_tasks)
         v = res.get("val", {})
-        crit = v.get("window_auc" if a.mode == "window" else "trace_auc", float("nan"))
+        crit = selection_value(v, a.select or ("window" if a.mode == "window" else "trace"))
         if math.isnan(crit):
             crit = float(epoch) * 1e-9  # no val AUC (one class only): the last epoch wins
         tr_parts = {k2: round(v2 / max(1, len(order)), 4) for k2, v2 in agg.items()}
@@ -247,7 +270,7 @@ def main():
     train_seconds = time.time() - t_train
     model.load_state_dict(best_state)
     final, _ = evaluate(model, traces, train_tasks)
-    print(f"selected epoch {best_epoch} (val {'window' if a.mode == 'window' else 'trace'} AUC {best:.3f})")
+    print(f"selected epoch {best_epoch} (val {a.select or ('window' if a.mode == 'window' else 'trace')} AUC {best:.3f})")
     print("final: " + fmt(final))
     export_cfg = dict(cfg)
     export_cfg["chunk"] = DEFAULT_CONFIG["chunk"]
