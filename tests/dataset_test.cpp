@@ -15,6 +15,7 @@
 #include "ttap/catalog.hpp"
 #include "ttap/input.hpp"
 #include "ttap/load.hpp"
+#include "ttap/windows.hpp"
 
 namespace fs = std::filesystem;
 using namespace ttap;
@@ -35,6 +36,8 @@ struct Range {
 struct Line {
   std::string trace, label, task, split, mode, hardware;
   std::vector<Range> ranges;
+  std::string surgery_source;  // surgery traces: the public trace they were made from
+  int64_t surgery_steps = -1;  // surgery traces: steps cropped (0: the whole source)
 };
 
 // Parses one manifest line; records a test failure (and returns false) when a required
@@ -71,6 +74,12 @@ bool parse_line(simdjson::dom::parser& parser, const std::string& text, Line& ou
     }
     rg.type = type;
     out.ranges.push_back(rg);
+  }
+  simdjson::dom::object surgery;
+  if (!doc["surgery"].get(surgery)) {
+    std::string_view source;
+    if (!surgery["source"].get(source)) out.surgery_source = source;
+    if (surgery["steps"].get(out.surgery_steps)) out.surgery_steps = -1;
   }
   return true;
 }
@@ -146,6 +155,14 @@ void check_trace_against_line(const fs::path& trace_path, const Line& line) {
   ASSERT_NO_THROW(trace = load_trace(trace_path.string()));
   ASSERT_GT(trace.size(), 0u);
   const auto [lo, hi] = event_span(trace);
+  // Every range overlaps the steady state that ttap cuts into windows: a range outside it
+  // labels something no window, and so no detector, ever looks at.
+  const SteadyState steady = steady_state(trace, EventTree::build(trace));
+  for (const Range& r : line.ranges) {
+    EXPECT_TRUE(std::llround(r.ts_end * 1000.0) > steady.begin && std::llround(r.ts_begin * 1000.0) < steady.end)
+        << r.type << " [" << r.ts_begin << ", " << r.ts_end << "] us lies outside the steady state (" << steady.source
+        << ") [" << steady.begin / 1000.0 << ", " << steady.end / 1000.0 << "] us";
+  }
   for (const Range& r : line.ranges) {
     EXPECT_TRUE(is_catalog_id(r.type)) << "not a catalog id: " << r.type;
     EXPECT_LE(r.ts_begin, r.ts_end) << r.type;
@@ -182,6 +199,22 @@ TEST(DatasetManifest, EveryLineIsWellFormed) {
 
 TEST(DatasetManifest, EveryTraceLoadsAndHoldsItsRanges) {
   for (const Line& line : manifest()) check_trace_against_line(kCorpus / line.trace, line);
+}
+
+// A good surgery trace of a source without steps is the whole source, moved in time, so it
+// holds exactly the source's events. (surgery.py once edited its cached copy of such a
+// source in place: each trace carried the earlier traces' injections, unlabeled.)
+TEST(DatasetManifest, GoodWholeSourceCropsHoldTheSourceUnchanged) {
+  int checked = 0;
+  for (const Line& line : manifest()) {
+    if (line.label != "good" || line.surgery_steps != 0) continue;
+    const fs::path source = fs::path(TTAP_TEST_DATA_DIR) / line.surgery_source;
+    if (!fs::exists(source)) continue;
+    SCOPED_TRACE(line.trace);
+    EXPECT_EQ(load_trace((kCorpus / line.trace).string()).size(), load_trace(source.string()).size());
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << "no good whole-source surgery trace in the corpus to check";
 }
 
 TEST(DatasetManifest, CoversSplitsLabelsAndIds) {

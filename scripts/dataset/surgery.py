@@ -20,6 +20,7 @@ as recorded: its single-process DataLoader __next__ spans (dataloader_stall, no 
 prints the manifest fields as JSON; make_corpus.py calls build() for the corpus."""
 
 import argparse
+import copy
 import json
 import os
 import random
@@ -333,6 +334,10 @@ def make(source_path, out_path, inject, seed, first_step=None, n_steps=None):
         first = first_step if first_step is not None else rng.randint(lo, len(st) - n)
         doc = te.crop(doc, first, n)
     else:
+        # No steps, no crop: edit a copy. The parsed source is cached for the process, and
+        # editing it in place once carried every earlier trace's injections, unlabeled, into
+        # the next trace of the same source.
+        doc = copy.deepcopy(doc)
         first, n = None, 0
     ed = te.Editor(doc)
     inj = Injector(ed, rng)
@@ -341,8 +346,14 @@ def make(source_path, out_path, inject, seed, first_step=None, n_steps=None):
     for k, pattern in enumerate(inject):
         cand = steps if steps else [None]
         step = cand[(k + rng.randrange(len(cand))) % len(cand)]
-        if step is None:  # no steps: the top-level ops of the whole main thread
-            step = {"ts": ed.time_span()[0], "dur": ed.time_span()[1] - ed.time_span()[0], "name": "(trace)"}
+        if step is None:
+            # No steps: ttap analyzes the span of GPU activity (its steady state without
+            # ProfilerSteps), so patterns go there; a stall before the first kernel would
+            # be labeled where no analysis window looks.
+            gpu = ed.gpu_events()
+            b, e = ((min(float(g["ts"]) for g in gpu), max(te.end_of(g) for g in gpu)) if gpu
+                    else ed.time_span())
+            step = {"ts": b, "dur": e - b, "name": "(trace)"}
         pts = ed.insertion_points(step)
         if pattern == "comm_not_overlapped" or pattern == "comm_blocks_compute":
             pts = pts[len(pts) * 2 // 3:] or pts  # collectives come late in the step (backward)
