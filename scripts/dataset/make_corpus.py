@@ -144,8 +144,8 @@ def assemble(out_dir, work):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--zoo", type=int, default=160, help="number of zoo runs")
-    p.add_argument("--surgery", type=int, default=130, help="number of surgery traces")
+    p.add_argument("--zoo", type=int, default=260, help="number of zoo runs")
+    p.add_argument("--surgery", type=int, default=200, help="number of surgery traces")
     p.add_argument("--out", default=os.path.join(HERE, "..", "..", "data", "ttap-bench"))
     p.add_argument("--work", default=os.path.join(HERE, "..", "..", "build-dataset"))
     p.add_argument("--only", choices=["zoo", "surgery", "assemble"], help="do one part only")
