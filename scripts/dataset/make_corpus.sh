@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates data/ttap-bench from scratch: the zoo's CPU runs, the surgery traces, the
 # manifest and the counts in its README. One process at a time (the cores are shared);
-# about an hour on a 2-core machine. Arguments go to make_corpus.py (e.g. --zoo 40).
+# about 1.5 hours on a 2-core machine. Arguments go to make_corpus.py (e.g. --zoo 40).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT="$ROOT/data/ttap-bench"
