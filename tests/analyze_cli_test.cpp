@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "suite_support.hpp"
@@ -53,6 +54,17 @@ TEST(AnalyzeFormats, TextKeepsTheHeadlineAndListsFindings) {
   EXPECT_NE(r.out.find("fix: "), std::string::npos);
   EXPECT_NE(r.out.find("2 traces: "), std::string::npos) << "several traces end with a summary table";
   EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no colors into a pipe";
+  // nw0's window scores spread over more than 0.1: the strip spans its own lowest to highest
+  // score (named in the legend), so both ends of the scale show.
+  const std::smatch strip = [&] {
+    std::smatch m;
+    std::regex_search(r.out, m, std::regex(R"(window scores \|([^|]*)\| \((0\.\d\d) to (0\.\d\d|1\.00); 100 windows)"));
+    return m;
+  }();
+  ASSERT_FALSE(strip.empty()) << r.out;
+  EXPECT_GE(std::stod(strip[3].str()) - std::stod(strip[2].str()), 0.1);
+  EXPECT_NE(strip[1].str().find("\u2588"), std::string::npos) << "the highest window reaches the top";
+  EXPECT_NE(strip[1].str().find(' '), std::string::npos) << "the lowest window sits at the bottom";
 }
 
 // The eager ViT inference step idles its H100 84% of the time between short kernels: no

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "analyze_common.hpp"
 
@@ -26,16 +27,30 @@ constexpr std::string_view kRed = "1;31", kYellow = "33", kGreen = "32", kDim = 
 std::string_view severity_color(Severity s) { return s == Severity::error ? kRed : s == Severity::warning ? kYellow : kCyan; }
 
 // One character per window (eight levels), so a person sees where the scores peak.
-std::string score_strip(const std::vector<WindowScore>& windows, size_t width) {
+// The score range the strip spans: the trace's lowest to highest window score when they
+// differ by at least 0.1, else 0 to 1. A trace the model finds bad can score 0.6-1.0
+// everywhere; on an absolute scale its strip is a flat wall and hides where the peaks are.
+std::pair<double, double> strip_range(const std::vector<WindowScore>& windows) {
+  double lo = 1.0, hi = 0.0;
+  for (const WindowScore& w : windows) {
+    lo = std::min(lo, w.score);
+    hi = std::max(hi, w.score);
+  }
+  if (hi - lo < 0.1) return {0.0, 1.0};
+  return {lo, hi};
+}
+
+std::string score_strip(const std::vector<WindowScore>& windows, size_t width, std::pair<double, double> range) {
   static constexpr std::string_view kLevels[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
   std::string out;
   const size_t n = windows.size();
   const size_t cols = std::min(n, width);
+  const auto [lo, hi] = range;
   for (size_t c = 0; c < cols; ++c) {
     // Several windows per character when there are more windows than columns: the highest.
     double s = 0;
     for (size_t i = c * n / cols; i < (c + 1) * n / cols; ++i) s = std::max(s, windows[i].score);
-    out += kLevels[static_cast<size_t>(std::clamp(s, 0.0, 1.0) * 8.0 + 0.5)];
+    out += kLevels[static_cast<size_t>(std::clamp((s - lo) / (hi - lo), 0.0, 1.0) * 8.0 + 0.5)];
   }
   return out;
 }
@@ -49,9 +64,11 @@ void render_trace(std::string& out, const TraceReport& t, const Paint& paint) {
   std::string scored = t.scorer.empty() ? "" : fmt::format("  score {:.2f} ({}{})", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device);
   out += fmt::format("{}: {}{}\n", paint(kBold, t.path), verdict, scored);
   for (const std::string& line : headline_lines(t)) out += fmt::format("  {}\n", line);
-  if (!t.scorer.empty() && !t.windows.empty())
-    out += fmt::format("  window scores |{}| ({} windows over {} of {})\n", score_strip(t.windows, 100), t.windows.size(),
-                       ms(t.end - t.begin), t.steady_state);
+  if (!t.scorer.empty() && !t.windows.empty()) {
+    const auto range = strip_range(t.windows);
+    out += fmt::format("  window scores |{}| ({:.2f} to {:.2f}; {} windows over {} of {})\n", score_strip(t.windows, 100, range),
+                       range.first, range.second, t.windows.size(), ms(t.end - t.begin), t.steady_state);
+  }
   for (const FlaggedWindow& w : t.flagged) {
     if (w.steady_state)
       out += fmt::format("  {} [{} .. {}]  (rules across the whole of it)\n", flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end));
