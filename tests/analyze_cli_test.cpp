@@ -54,8 +54,8 @@ TEST(AnalyzeFormats, TextKeepsTheHeadlineAndListsFindings) {
   EXPECT_NE(r.out.find("fix: "), std::string::npos);
   EXPECT_NE(r.out.find("2 traces: "), std::string::npos) << "several traces end with a summary table";
   EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no colors into a pipe";
-  // nw0's window scores spread over more than 0.1: the strip spans its own lowest to highest
-  // score (named in the legend), so both ends of the scale show.
+  // nw0's window scores (the rule scorer's here) spread over more than 0.1: the strip spans
+  // their own lowest to highest score (named in the legend), so both ends of the scale show.
   const std::smatch strip = [&] {
     std::smatch m;
     std::regex_search(r.out, m, std::regex(R"(window scores \|([^|]*)\| \((0\.\d\d) to (0\.\d\d|1\.00); 100 windows)"));

@@ -4,10 +4,6 @@
 // folder (removed at exit) and one data folder.
 #pragma once
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <string>
 
 #include "suite_support.hpp"
