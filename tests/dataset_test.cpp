@@ -162,8 +162,6 @@ void check_trace_against_line(const fs::path& trace_path, const Line& line) {
     EXPECT_TRUE(std::llround(r.ts_end * 1000.0) > steady.begin && std::llround(r.ts_begin * 1000.0) < steady.end)
         << r.type << " [" << r.ts_begin << ", " << r.ts_end << "] us lies outside the steady state (" << steady.source
         << ") [" << steady.begin / 1000.0 << ", " << steady.end / 1000.0 << "] us";
-  }
-  for (const Range& r : line.ranges) {
     EXPECT_TRUE(is_catalog_id(r.type)) << "not a catalog id: " << r.type;
     EXPECT_LE(r.ts_begin, r.ts_end) << r.type;
     // Manifest times are the trace's microseconds; the store keeps round(ts * 1000) ns.
@@ -206,12 +204,15 @@ TEST(DatasetManifest, EveryTraceLoadsAndHoldsItsRanges) {
 // source in place: each trace carried the earlier traces' injections, unlabeled.)
 TEST(DatasetManifest, GoodWholeSourceCropsHoldTheSourceUnchanged) {
   int checked = 0;
+  std::map<std::string, size_t> source_events;  // each source is loaded once
   for (const Line& line : manifest()) {
     if (line.label != "good" || line.surgery_steps != 0) continue;
     const fs::path source = fs::path(TTAP_TEST_DATA_DIR) / line.surgery_source;
     if (!fs::exists(source)) continue;
     SCOPED_TRACE(line.trace);
-    EXPECT_EQ(load_trace((kCorpus / line.trace).string()).size(), load_trace(source.string()).size());
+    auto [it, fresh] = source_events.try_emplace(line.surgery_source, 0);
+    if (fresh) it->second = load_trace(source.string()).size();
+    EXPECT_EQ(load_trace((kCorpus / line.trace).string()).size(), it->second);
     ++checked;
   }
   EXPECT_GT(checked, 0) << "no good whole-source surgery trace in the corpus to check";
@@ -347,7 +348,9 @@ TEST(DatasetSurgery, HostSyncInsertedIntoARealTraceStaysConsistent) {
   EXPECT_TRUE(sync_inside) << "the inserted cudaStreamSynchronize is not inside the labeled range";
   // No kernel runs inside the range after the sync returns: the GPU idles there.
   for (EventId e = 0; e < after.size(); ++e) {
-    if (after.category[e] == Category::Kernel) EXPECT_FALSE(after.ts[e] > b && after.end(e) < f) << after.name_of(e);
+    if (after.category[e] == Category::Kernel) {
+      EXPECT_FALSE(after.ts[e] > b && after.end(e) < f) << after.name_of(e);
+    }
   }
 }
 
