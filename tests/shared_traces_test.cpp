@@ -1,4 +1,4 @@
-// Every public trace in ../shared/traces/public (TTAP_SHARED_TRACES), one test per trace,
+// Every public trace in ../shared/traces/public (TTAP_SHARED_TRACES: 25 files), one test per trace,
 // including the 8 ranks of the PARAM DLRM job, extracted from their tarball with `tar`
 // into a scratch folder at test time. Skipped, with a message, when that folder is not
 // beside the checkout.
@@ -42,14 +42,23 @@ const SharedTrace kTraces[] = {
     {"hta_mi250_toy.json.gz", 115, 0, 45, 16, 149042},
     {"hta_mtia_no_gpu_large.json.gz", 138377, 0, 7316, 0, 0},
     {"hta_no_distributed_info.json.gz", 2467, 0, 0, 0, 0},
+    {"hta_sampled_rank0.json.gz", 4811, 0, 0, 1204, 607844000},
+    {"hta_sampled_rank1.json.gz", 4676, 0, 0, 1154, 667530000},
     {"hta_torchrec_a100_rank0.json.gz", 67219, 0, 41671, 7747, 449763000},
     {"kineto_resnet50_v100_nw0.json.gz", 44668, 12838, 18192, 9096, 603558000},
     {"kineto_resnet50_v100_nw4.json.gz", 41908, 10980, 18516, 9258, 614413000},
     {"param_resnet_2080ti.json.gz", 75550, 0, 36041, 10113, 4733822000},
+    {"tracelens_owlv2_mi300.json.gz", 103249, 14264, 13207, 4340, 331819224},
     {"tracelens_qwen05b_h100.json.gz", 12082, 2450, 3629, 1707, 45647300},
+    {"tracelens_qwen05b_mi300.json.gz", 12114, 2692, 3224, 1517, 43062802},
     {"tracelens_resnet_ckpt_mi300.json.gz", 49210, 0, 7179, 3653, 100230072},
+    {"tracelens_sglang_decode_bs32.json.gz", 59137, 1014, 1502, 2, 11015},
+    {"tracelens_sglang_qwen3_8b_prefilldecode.json.gz", 58712, 0, 1603, 534, 492811563},
     {"tracelens_vit_nsfw_h100.json.gz", 3919, 620, 539, 156, 1225310},
     {"tracelens_vllm_b200_eager.json.gz", 22355, 0, 2301, 929, 11665760},
+    {"tracelens_vllm_piecewise_capture.json.gz", 117801, 1114, 3284, 100, 843456},
+    {"tracelens_vllm_piecewise_graph_execution.json.gz", 18485, 0, 804, 423, 156085905},
+    {"tracelens_xdit_flux1_capture.json.gz", 181601, 0, 11594, 2555, 64139539},
     {"worker0_step_12.1694128201545.pt.trace.json", 2462, 0, 786, 261, 6851000},
     {"worker1_step_12.1694128201556.pt.trace.json", 2529, 0, 853, 326, 12601000},
     {"worker2_step_12.1694128201554.pt.trace.json", 2451, 0, 775, 262, 4579000},
@@ -145,7 +154,7 @@ TEST(SharedTracesFolder, EveryTraceIsCovered) {
   for (const auto& entry : fs::recursive_directory_iterator(dlrm_dir()))
     if (entry.path().extension() == ".json") present.insert(entry.path().filename().string());
   EXPECT_EQ(present, listed);
-  EXPECT_EQ(present.size(), 16u + 8u);
+  EXPECT_EQ(present.size(), 25u + 8u);
 }
 
 }  // namespace
