@@ -5,6 +5,8 @@
 // the per-step figures from the JSON with Python.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "suite_support.hpp"
 #include "ttap/analyze.hpp"
 #include "ttap/load.hpp"
@@ -53,6 +55,83 @@ TEST(Intervals, ClippedLength) {
   EXPECT_EQ(ttap::clipped_length(a, 25, 26), 1);
   EXPECT_EQ(ttap::clipped_length(a, 50, 60), 0);   // starts where the last one ends
   EXPECT_EQ(ttap::clipped_length(a, 30, 30), 0);
+}
+
+// ---- One small trace through every analysis -----------------------------------------------
+
+// Times in us. Thread 1: step [0,100] > aten::mm A [10,50] > launch R1 [12,14] (corr 1);
+// aten::copy_ B [60,90] > R2 [61,63] (corr 2), R4 [64,67] (corr 4); D [95,105] overlaps
+// the step's end by 5 us. Thread 2: nccl:all_reduce C [22,28] > R3 [25,27] (corr 3).
+// GPU: K1 [20,40] s7 (corr 1); M2 memcpy [70,80] s7 (corr 2); NCCL [30,60] s8 (corr 3);
+// K4 [85,86] s7 (corr 4).
+constexpr const char* kTrace = R"json({"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":40,"args":{"Input Dims":[[4,4],[4,4]]}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":2,"args":{"correlation":1}},
+{"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":60,"dur":30},
+{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":61,"dur":2,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":64,"dur":3,"args":{"correlation":4}},
+{"ph":"X","cat":"cpu_op","name":"late_op","pid":1,"tid":1,"ts":95,"dur":10},
+{"ph":"X","cat":"cpu_op","name":"nccl:all_reduce","pid":1,"tid":2,"ts":22,"dur":6},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":25,"dur":2,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"gemm_kernel","pid":0,"tid":7,"ts":20,"dur":20,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":70,"dur":10,"args":{"correlation":2,"stream":7,"device":0,"bytes":4096}},
+{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":8,"ts":30,"dur":30,"args":{"correlation":3,"stream":8,"device":0}},
+{"ph":"X","cat":"kernel","name":"vectorized_elementwise_kernel","pid":0,"tid":7,"ts":85,"dur":1,"args":{"correlation":4,"stream":7,"device":0}}
+]})json";
+
+class SyntheticAnalyses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t_ = ttap::load_trace(write_file("synthetic.json", kTrace));
+    tree_ = ttap::EventTree::build(t_);
+  }
+  ttap::Trace t_;
+  ttap::EventTree tree_;
+};
+
+TEST_F(SyntheticAnalyses, GpuTimelineByHand) {
+  // Scope: no GPU step annotation, so [20, 86]: total 66. Busy = [20,60] + [70,80] +
+  // [85,86] = 51; idle 15. Compute = K1 20 + K4 1 = 21; comm 30, of which [40,60] = 20 is
+  // not under compute; memcpy 10, all exposed.
+  const auto tl = ttap::gpu_timeline(t_, tree_);
+  ASSERT_EQ(tl.size(), 1u);
+  EXPECT_EQ(tl[0].total, 66000);
+  EXPECT_EQ(tl[0].busy, 51000);
+  EXPECT_EQ(tl[0].idle, 15000);
+  EXPECT_EQ(tl[0].computation, 21000);
+  EXPECT_EQ(tl[0].communication, 30000);
+  EXPECT_EQ(tl[0].exposed_communication, 20000);
+  EXPECT_EQ(tl[0].memcpy, 10000);
+  EXPECT_EQ(tl[0].exposed_memcpy, 10000);
+  EXPECT_FALSE(tl[0].from_steps);
+}
+
+TEST_F(SyntheticAnalyses, CategoriesOpsKernelsLaunchesSteps) {
+  std::map<std::string, int64_t> by_cat;
+  for (const auto& r : ttap::category_breakdown(t_, tree_)) by_cat[std::string(ttap::op_category_name(r.category))] = r.kernel_time;
+  EXPECT_EQ(by_cat["communication"], 30000);
+  EXPECT_EQ(by_cat["GEMM"], 20000);
+  EXPECT_EQ(by_cat["memcpy"], 10000);
+  EXPECT_EQ(by_cat["elementwise"], 1000);  // K4, launched by aten::copy_
+  const auto ops = ttap::ops_summary(t_, tree_);
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].name, "nccl:all_reduce");
+  EXPECT_EQ(ops[2].name, "aten::copy_");  // memcpy 10 + K4 1 = 11 us
+  EXPECT_EQ(ops[2].direct_kernel_time, 11000);
+  EXPECT_EQ(ops[2].kernel_count, 2);
+  // Launch delays: K1 20-12 = 8, M2 70-61 = 9, NCCL 30-25 = 5, K4 85-64 = 21.
+  const auto ls = ttap::launch_stats(t_, tree_);
+  EXPECT_EQ(ls.launches, 4);
+  EXPECT_EQ(ls.launch_delay_max, 21000);
+  EXPECT_DOUBLE_EQ(ls.launch_delay_mean, 10750.0);
+  EXPECT_EQ(ls.short_kernels, 1);  // K4: 1 us kernel, 3 us launch
+  const auto steps = ttap::step_breakdown(t_, tree_);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].duration, 100000);
+  EXPECT_EQ(steps[0].gpu_busy, 51000);
+  EXPECT_EQ(steps[0].memcpy, 10000);
+  EXPECT_EQ(steps[0].kernels, 4);
 }
 
 // ---- GPU timeline ------------------------------------------------------------------------

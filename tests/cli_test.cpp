@@ -263,6 +263,7 @@ TEST(CliTree, BadArgumentsExitTwo) {
                                              {"summary", "--format", "xml", kVit},
                                              {"tree", "--depth", "two", kVit},
                                              {"tree"},
+                                             {"summary"},
                                              {"frobnicate", kVit}}) {
     const ProcResult r = run_ttap(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << r.err;

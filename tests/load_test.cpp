@@ -15,6 +15,7 @@
 #include "suite_support.hpp"
 #include "ttap/analyze.hpp"
 #include "ttap/load.hpp"
+#include "ttap/summary_report.hpp"
 #include "ttap/tree.hpp"
 
 namespace {
@@ -199,6 +200,15 @@ TEST(LoadFloatTimestamps, InlineValuesByHand) {
   EXPECT_EQ(t.ts[2], 12346);
   EXPECT_EQ(t.ts[3], 1500000);
   EXPECT_EQ(t.dur[3], 7000);
+  // 1428625731896.1795 us: 0.1795 us rounds to 180 ns; dur 47151.3954 us -> 47151395 ns;
+  // dur 0.001 us -> 1 ns.
+  const ttap::Trace u = ttap::load_trace(write_file("float_ts2.json", R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1428625731896.1795,"dur":47151.3954},
+    {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":1,"dur":0.001}]})"));
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u.ts[0], 1428625731896180LL);
+  EXPECT_EQ(u.dur[0], 47151395LL);
+  EXPECT_EQ(u.dur[1], 1);
 }
 
 // ---- ROCm: HIP names and integers written as text --------------------------------------
@@ -327,6 +337,25 @@ TEST(LoadPython, PythonIdsAndParentIds) {
   EXPECT_EQ(t.python(ttap::suite::find_event(t, "aten::embedding")), nullptr);
 }
 
+TEST(LoadPython, CurrentSchemaCategoriesBaseTimeAndInputDims) {
+  const ttap::Trace t = ttap::load_trace(data_path("tracelens_qwen05b_h100.json.gz"));
+  // Python (json.load, Counter of "cat"): cpu_op 4186, python_function 4262, kernel 1465,
+  // cuda_runtime 1921; baseTimeNanoseconds 1751410836000000000.
+  std::map<Category, size_t> cats;
+  for (EventId e = 0; e < t.size(); ++e) ++cats[t.category[e]];
+  EXPECT_EQ(cats[Category::CpuOp], 4186u);
+  EXPECT_EQ(cats[Category::PythonFunction], 4262u);
+  EXPECT_EQ(cats[Category::Kernel], 1465u);
+  EXPECT_EQ(cats[Category::CudaRuntime], 1921u);
+  EXPECT_EQ(t.base_time_ns, 1751410836000000000LL);
+  // "Input Dims" of the first aten::embedding, stored compactly.
+  const EventId emb = ttap::suite::find_event(t, "aten::embedding");
+  ASSERT_NE(emb, ttap::kNoEvent);
+  const ttap::OpArgs* a = t.op(emb);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(t.strings.view(a->input_dims), "[[151936,1024],[16,559],[],[],[]]");
+}
+
 // ---- Collectives (DDP) -------------------------------------------------------------------
 
 TEST(LoadCollectives, DdpCollectiveArgsAndDistributedInfo) {
@@ -449,6 +478,17 @@ TEST(LoadInline, BeginEndInstantsCountersMemory) {
   EXPECT_FALSE(tree.in_tree(2));  // instants stay out of the tree
 }
 
+TEST(LoadInline, BareArrayIsTheEventList) {
+  // Chrome's other trace form: the top level is the event array itself.
+  const ttap::Trace t = ttap::load_trace(write_file("bare.json", R"([
+    {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":2,"ts":100,"dur":5},
+    {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"main"}}])"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.name_of(0), "a");
+  EXPECT_EQ(t.dur[0], 5000);
+  EXPECT_EQ(t.strings.view(t.track_of(0).thread_name), "main");
+}
+
 TEST(LoadInline, GzipAndPlainGiveTheSameTrace) {
   // The same JSON, gunzipped to a plain file by the system's gzip.
   const std::string gz = data_path("hta_alexnet_a100_small.json.gz");
@@ -558,6 +598,174 @@ TEST(LoadBadInputFiles, GzipBombStopsAtTheInputLimit) {
     }
   }
   ::unsetenv("TTAP_MAX_INPUT_BYTES");
+}
+
+// Found by the fuzzer: a 17-digit microsecond timestamp overflowed while being scaled;
+// later the bound was halved so that differences of timestamps fit too.
+TEST(BadInput, TimestampsJustPastTheLimitAreAbsurdNotOverflow) {
+  for (const char* ts : {"17121954955221285", "4500000000000001", "99999999999999999999999", "-17121954955221285.5"}) {
+    const std::string path = write_file("big_ts.json", std::string(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":)") +
+                                                          ts + R"(,"dur":1}]})");
+    try {
+      ttap::load_trace(path);
+      ADD_FAILURE() << ts << " loaded";
+    } catch (const ttap::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("absurd"), std::string::npos) << e.what();
+    }
+  }
+  // The largest accepted value (4.5e15 us, the year 2112 since the epoch) loads exactly.
+  const ttap::Trace t = ttap::load_trace(write_file("max_ts.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":4499999999999999.999,"dur":1}]})"));
+  EXPECT_EQ(t.ts[0], 4499999999999999999LL);
+}
+
+// Found by the fuzzer (scripts/fuzz/crashes/repro-*): values whose sums or differences
+// would overflow int64 are refused as absurd instead of wrapping.
+TEST(BadInput, OverflowingSumsAreAbsurd) {
+  std::string many = R"({"traceEvents":[)";
+  for (int i = 0; i < 4000; ++i)  // 4000 x 30 days > 146 years
+    many += std::string(i ? "," : "") + R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":)" + std::to_string(i) +
+            R"(,"ts":0,"dur":2592000000000})";
+  many += "]}";
+  const struct {
+    const char* name;
+    std::string json;
+    const char* message;
+  } cases[] = {
+      {"sum.json", many, "146 years"},
+      {"begin_end.json", R"([{"ph":"B","name":"a","pid":1,"tid":1,"ts":-4499999999999999},{"ph":"E","pid":1,"tid":1,"ts":4499999999999999}])", "absurd duration"},
+      {"bytes.json", R"({"traceEvents":[{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":1,"args":{"Bytes":9000000000000000000,"Device Type":1}}]})", "absurd"},
+      {"pid.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":4611686018427387909,"tid":1,"ts":1,"dur":1}]})", "absurd"},
+  };
+  for (const auto& c : cases) {
+    try {
+      ttap::load_trace(write_file(c.name, c.json));
+      ADD_FAILURE() << c.name << " loaded";
+    } catch (const ttap::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+  // A GPU span from -4.5e15 to +4.5e15 us is the widest there can be; its total fits.
+  const ttap::Trace wide = ttap::load_trace(write_file("wide.json",
+      R"([{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":-4499999999999999,"dur":1},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":4499999999999999,"dur":1}])"));
+  const ttap::EventTree tree = ttap::EventTree::build(wide);
+  const auto tl = ttap::gpu_timeline(wide, tree);
+  ASSERT_EQ(tl.size(), 1u);
+  EXPECT_EQ(tl[0].total, 8999999999999999000LL);  // (4499999999999999000 + 1000) - (-4499999999999999000)
+}
+
+// ---- Chunked parsing: worker threads and the whole-document fallback ----------------------
+
+// The chunked parser, forced to cut small traces into many 4 KB chunks parsed by three
+// threads, gives exactly what one whole-document pass gives, tracks included.
+TEST(Loader, ChunkedParseEqualsWholeDocumentParse) {
+  for (const char* name : {"kineto_resnet50_v100_nw0.json.gz", "tracelens_qwen05b_h100.json.gz", "hta_mi250_toy.json.gz",
+                           "hta_alexnet_a100_small.json.gz"}) {
+    auto render = [&] {
+      const ttap::Trace t = ttap::load_trace(data_path(name));
+      const ttap::EventTree tree = ttap::EventTree::build(t);
+      std::string out = std::to_string(t.size()) + "/" + std::to_string(t.flows.size()) + "/" +
+                        std::to_string(t.memory_events.size()) + "\n";
+      // Tracks by their labels: parts merged from worker threads must not split or mix them.
+      for (const auto& tr : t.tracks)
+        out += std::string(t.strings.view(tr.pid_label)) + "|" + std::string(t.strings.view(tr.tid_label)) + "|" +
+               std::to_string(tr.stream) + "|" + std::string(t.strings.view(tr.thread_name)) + "\n";
+      for (const auto& table : ttap::summary_tables(t, tree, {0})) out += ttap::render_csv(table);
+      return out;
+    };
+    ::setenv("TTAP_PARSE_CHUNK_BYTES", "4096", 1);
+    ::setenv("TTAP_THREADS", "3", 1);
+    const std::string chunked = render();
+    ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+    ::unsetenv("TTAP_THREADS");
+    ::setenv("TTAP_PARSE_WHOLE", "1", 1);
+    const std::string whole = render();
+    ::unsetenv("TTAP_PARSE_WHOLE");
+    EXPECT_EQ(chunked, whole) << name;
+    EXPECT_GT(chunked.size(), 1000u);
+  }
+}
+
+// A string that looks like an event boundary does not fool the chunker.
+TEST(Loader, BoundaryLookalikeInsideStringsIsHarmless) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < 200; ++i) {
+    if (i) json += ",";
+    json += R"({"ph":"X","cat":"cpu_op","name":"op}, {\"ph\": \"X\"} )" + std::to_string(i) +
+            R"(","pid":1,"tid":1,"ts":)" + std::to_string(i * 10) + R"(,"dur":5,"args":{"Input Dims":[[1,2]]}})";
+  }
+  json += "]}";
+  const std::string path = write_file("lookalike.json", json);
+  ::setenv("TTAP_PARSE_CHUNK_BYTES", "1024", 1);
+  const ttap::Trace t = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+  ASSERT_EQ(t.size(), 200u);
+  EXPECT_EQ(t.name_of(199), R"(op}, {"ph": "X"} 199)");
+}
+
+// Arrays of objects inside args look like event boundaries to the chunker ("}, {" at
+// depth 3); the chunk parse fails and the whole document is parsed instead, correctly.
+TEST(Loader, NestedArraysOfObjectsInArgs) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < 100; ++i) {
+    if (i) json += ",";
+    json += R"({"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":)" + std::to_string(i * 10) +
+            R"(,"dur":5,"args":{"frames":[{"f":"a.py"}, {"f":"b.py"}, {"f":"c.py"}],"External id":)" + std::to_string(i) + "}}";
+  }
+  json += "]}";
+  const std::string path = write_file("nested.json", json);
+  ::setenv("TTAP_PARSE_CHUNK_BYTES", "1024", 1);
+  const ttap::Trace t = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+  ASSERT_EQ(t.size(), 100u);
+  EXPECT_EQ(t.external_id[99], 99);
+  EXPECT_EQ(t.ts[99], 990000);
+}
+
+// Found by the chunked-vs-whole differential fuzzer: an escaped top-level key is still
+// "traceEvents", and two traceEvents arrays both count.
+TEST(Loader, EscapedKeysAndRepeatedTraceEvents) {
+  const std::string path = write_file("escaped.json",
+      R"({"trace\u0045vents": [{"ph": "X", "name": "a\"b", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "cat": "cpu\u005fop"}],)"
+      R"( "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "caf\u00e9", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"Input \u0044ims": [[1, 2]]}}]})");
+  const ttap::Trace t = ttap::load_trace(path);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.name_of(0), "a\"b");
+  EXPECT_EQ(t.category[0], ttap::Category::CpuOp);
+  EXPECT_EQ(t.name_of(1), "caf\xc3\xa9");
+  ASSERT_NE(t.op(1), nullptr);
+  EXPECT_EQ(t.strings.view(t.op(1)->input_dims), "[[1,2]]");
+}
+
+// Found by the fuzzer: a process_name for a negative pid, parsed by a worker thread, read
+// out of bounds when the parts were merged (negative pids looked like text pids).
+TEST(Loader, NegativePidsAcrossWorkerParts) {
+  std::string json = R"({"traceEvents":[)";
+  const std::string pad(1100, 'p');
+  for (int i = 0; i < 8; ++i) {
+    if (i == 4) json += R"({"ph":"M","name":"process_name","pid":-2,"tid":0,"args":{"name":"worker"}},)";
+    json += R"({"ph":"X","cat":"cpu_op","name":"a","pid":-2,"tid":1,"ts":)" + std::to_string(i * 10) +
+            R"(,"dur":1,"args":{"pad":")" + pad + R"("}})" + (i < 7 ? "," : "");
+  }
+  json += R"(,{"ph":"C","name":"mem","pid":"Spans","ts":5,"args":{"v":1}}]})";
+  const std::string path = write_file("negative_pid.json", json);
+  ::setenv("TTAP_PARSE_CHUNK_BYTES", "1024", 1);
+  ::setenv("TTAP_THREADS", "2", 1);
+  const ttap::Trace chunked = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_CHUNK_BYTES");
+  ::unsetenv("TTAP_THREADS");
+  ::setenv("TTAP_PARSE_WHOLE", "1", 1);
+  const ttap::Trace whole = ttap::load_trace(path);
+  ::unsetenv("TTAP_PARSE_WHOLE");
+  ASSERT_EQ(chunked.size(), 8u);
+  EXPECT_EQ(chunked.strings.view(chunked.tracks[chunked.track[0]].process_name), "worker");
+  ASSERT_EQ(chunked.counters.size(), 1u);
+  ASSERT_EQ(whole.counters.size(), 1u);
+  // A text pid is stored as 2^62 + the id of its text in the trace's own string pool.
+  for (const ttap::Trace* t : {&chunked, &whole}) {
+    const int64_t pid = t->counters[0].pid;
+    ASSERT_GE(pid, int64_t{1} << 62);
+    EXPECT_EQ(t->strings.view(static_cast<ttap::StringId>(pid - (int64_t{1} << 62))), "Spans");
+  }
 }
 
 }  // namespace

@@ -132,14 +132,15 @@ const Loaded& corpus(const std::string& name) {
   return load(std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench/traces/" + name);
 }
 
-// A trace only ../shared/traces/public has; nullptr when that folder is absent.
+// A public trace of ../shared/traces/public, read from its copy in tests/data; nullptr
+// (and the test skipped, naming the file) when the copy is missing.
 const Loaded* shared(const std::string& name) {
-  const std::string path = std::string(TTAP_SHARED_TRACES) + "/" + name;
+  const std::string path = std::string(TTAP_TEST_DATA_DIR) + "/" + name;
   return fs::exists(path) ? &load(path) : nullptr;
 }
 #define SHARED_OR_SKIP(var, name)                                                   \
   const Loaded* var = shared(name);                                                 \
-  if (var == nullptr) GTEST_SKIP() << TTAP_SHARED_TRACES << " has no " << name
+  if (var == nullptr) GTEST_SKIP() << TTAP_TEST_DATA_DIR << " has no " << name
 
 // The finding of `id` with the highest confidence over the windows (fails when none).
 ttap::RuleFinding strongest(const Loaded& l, const std::string& id) {
@@ -435,9 +436,9 @@ TEST(RulesEngine, SortedScoresAndEmptyRanges) {
 // times what this 2-core VM measures, so a loaded machine does not fail them.
 TEST(RulesEngine, HundredWindowsAreCheap) {
   std::vector<std::string> traces = {ttap::test::data("kineto_resnet50_v100_nw0.json.gz")};
-  const std::string big = std::string(TTAP_SHARED_TRACES) + "/hta_mtia_no_gpu_large.json.gz";
-  const std::string big_gpu = std::string(TTAP_SHARED_TRACES) + "/hta_torchrec_a100_rank0.json.gz";
-  const std::string big_gpu2 = std::string(TTAP_SHARED_TRACES) + "/param_resnet_2080ti.json.gz";
+  const std::string big = ttap::test::data("hta_mtia_no_gpu_large.json.gz");
+  const std::string big_gpu = ttap::test::data("hta_torchrec_a100_rank0.json.gz");
+  const std::string big_gpu2 = ttap::test::data("param_resnet_2080ti.json.gz");
   for (const auto& p : {big, big_gpu, big_gpu2})
     if (fs::exists(p)) traces.push_back(p);
   // TTAP_RULES_BENCH=FILE adds a trace to measure (e.g. scripts/bench/make_big_trace.py's).

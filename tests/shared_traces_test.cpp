@@ -1,7 +1,8 @@
-// Every public trace in ../shared/traces/public (TTAP_SHARED_TRACES: 25 files), one test per trace,
+// Every public trace of ../shared/traces/public (25 files), one test per trace, run on the
+// unmodified copies in tests/data so that a clone without ../shared runs them too;
 // including the 8 ranks of the PARAM DLRM job, extracted from their tarball with `tar`
-// into a scratch folder at test time. Skipped, with a message, when that folder is not
-// beside the checkout.
+// into a scratch folder at test time. When ../shared is beside the checkout, one more test
+// checks that tests/data holds exactly its traces, byte for byte.
 //
 // The figures per trace come from tests/tools/compute_expected.py (section "shared"),
 // which reads each file with Python's json module: events = X, B and instant events other
@@ -70,6 +71,7 @@ const SharedTrace kTraces[] = {
 };
 
 const fs::path kShared = TTAP_SHARED_TRACES;
+const fs::path kData = TTAP_TEST_DATA_DIR;
 const char* kTarball = "param_dlrm_v100_8ranks.tar.gz";
 
 bool is_rank_file(const std::string& name) { return name.rfind("worker", 0) == 0; }
@@ -79,7 +81,7 @@ const fs::path& dlrm_dir() {
   static const fs::path dir = [] {
     const fs::path out = fs::path(ttap::suite::scratch()) / "dlrm";
     fs::create_directories(out);
-    const std::string cmd = "tar -xzf '" + (kShared / kTarball).string() + "' -C '" + out.string() + "'";
+    const std::string cmd = "tar -xzf '" + (kData / kTarball).string() + "' -C '" + out.string() + "'";
     if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << cmd << " failed";
     return out;
   }();
@@ -87,18 +89,13 @@ const fs::path& dlrm_dir() {
 }
 
 fs::path locate(const std::string& name) {
-  if (!is_rank_file(name)) return kShared / name;
+  if (!is_rank_file(name)) return kData / name;
   for (const auto& entry : fs::recursive_directory_iterator(dlrm_dir()))
     if (entry.path().filename() == name) return entry.path();
   return {};
 }
 
-class SharedTraces : public ::testing::TestWithParam<SharedTrace> {
- protected:
-  void SetUp() override {
-    if (!fs::is_directory(kShared)) GTEST_SKIP() << kShared << " does not exist (a checkout without ../shared): skipped";
-  }
-};
+class SharedTraces : public ::testing::TestWithParam<SharedTrace> {};
 
 TEST_P(SharedTraces, LoadsWithTheRightCountsAndSummarizes) {
   const SharedTrace& x = GetParam();
@@ -140,21 +137,39 @@ INSTANTIATE_TEST_SUITE_P(Public, SharedTraces, ::testing::ValuesIn(kTraces),
                            return n;
                          });
 
-// Nothing in the folder is left out: a trace added there must be added to kTraces too.
-TEST(SharedTracesFolder, EveryTraceIsCovered) {
-  if (!fs::is_directory(kShared)) GTEST_SKIP() << kShared << " does not exist (a checkout without ../shared): skipped";
-  std::set<std::string> listed;
-  for (const auto& x : kTraces) listed.insert(x.file);
+// The .json.gz files directly in `dir`, and the tarball's rank files.
+std::set<std::string> traces_in(const fs::path& dir) {
   std::set<std::string> present;
-  for (const auto& entry : fs::directory_iterator(kShared)) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.size() > 8 && name.compare(name.size() - 8, 8, ".json.gz") == 0) present.insert(name);
   }
-  ASSERT_TRUE(fs::exists(kShared / kTarball));
+  return present;
+}
+
+// Nothing in tests/data is left out: a trace added there must be added to kTraces too.
+TEST(SharedTracesFolder, EveryTraceIsCovered) {
+  std::set<std::string> listed;
+  for (const auto& x : kTraces) listed.insert(x.file);
+  std::set<std::string> present = traces_in(kData);
+  ASSERT_TRUE(fs::exists(kData / kTarball));
   for (const auto& entry : fs::recursive_directory_iterator(dlrm_dir()))
     if (entry.path().extension() == ".json") present.insert(entry.path().filename().string());
   EXPECT_EQ(present, listed);
   EXPECT_EQ(present.size(), 25u + 8u);
+}
+
+// tests/data holds ../shared/traces/public's traces and nothing else, unmodified: a trace
+// added to ../shared must be copied here too (with its line in tests/data/SOURCES.md).
+TEST(SharedTracesFolder, TestDataCopiesAreTheSharedFilesUnmodified) {
+  if (!fs::is_directory(kShared)) GTEST_SKIP() << kShared << " does not exist (a checkout without ../shared): nothing to compare";
+  std::set<std::string> shared = traces_in(kShared);
+  EXPECT_EQ(traces_in(kData), shared);
+  shared.insert(kTarball);
+  for (const std::string& name : shared) {
+    ASSERT_TRUE(fs::exists(kData / name)) << name << " is in " << kShared << " but not in tests/data";
+    EXPECT_EQ(ttap::suite::read_file((kData / name).string()), ttap::suite::read_file((kShared / name).string())) << name;
+  }
 }
 
 }  // namespace

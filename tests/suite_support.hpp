@@ -179,6 +179,8 @@ inline std::vector<BadInput> bad_inputs() {
   }
   // Half of a real .gz: the deflate stream ends early. zlib reports how far it got.
   v.push_back({"truncated.json.gz", gz.substr(0, gz.size() / 2), "truncated gzip", true, 0, gz.size() / 2});
+  // A real gzip header followed by bytes that are not deflate data.
+  v.push_back({"corrupt.json.gz", gz.substr(0, 20) + std::string(200, 'x'), "gzip", true, 0, 220});
   v.push_back({"no_trace_events.json", R"({"schemaVersion":1,"deviceProperties":[],"traceName":"x"})", "no \"traceEvents\"", false});
   // Byte 33 is the '{' that stands where the array should be.
   v.push_back({"events_not_array.json", R"({"schemaVersion":1,"traceEvents":{"ph":"X"}})", "\"traceEvents\" must be an array", true,
@@ -186,6 +188,12 @@ inline std::vector<BadInput> bad_inputs() {
   event_case("ts_string.json", R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":"abc","dur":1})", "\"ts\" must be a number");
   event_case("negative_dur.json", R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":5,"dur":-5})", "negative duration");
   event_case("absurd_ts.json", R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1e300,"dur":1})", "absurd value");
+  event_case("absurd_dur.json", R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":99999999999999})", "absurd duration");
+  event_case("args_array.json", R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":[1]})", "\"args\"");
+  event_case("no_ph.json", R"({"cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1})", "\"ph\"");
+  // A second JSON value after the document, and a document that is a bare number.
+  v.push_back({"trailing.json", R"({"traceEvents":[]} {"x":1})", "", true, 0, 25});
+  v.push_back({"top_scalar.json", "42", "", true, 0, 2});
   event_case("name_number.json", R"({"ph":"X","cat":"cpu_op","name":5,"pid":1,"tid":1,"ts":1,"dur":1})", "\"name\" must be a string");
   v.push_back({"deep.json", std::string(100000, '['), "", true, 0, 100000});
   return v;

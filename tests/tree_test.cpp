@@ -209,6 +209,51 @@ TEST(TreeSynthetic, PythonParentById) {
   EXPECT_EQ(t.parent(b.id("g")), b.id("f"));  // containment agrees here
 }
 
+// Times in us. Thread 1: ProfilerStep#3 [0,100]. Thread 2: nccl:all_reduce [22,28] >
+// launch [25,27] (corr 3) > its kernel [30,60] on stream 8. The launch lies on another
+// thread than the step annotation but inside its span: the kernel belongs to step #3.
+TEST(TreeSynthetic, WorkLaunchedFromAnotherThreadBelongsToTheStep) {
+  const Built b = build("cross_thread.json", R"({"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"nccl:all_reduce","pid":1,"tid":2,"ts":22,"dur":6},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":25,"dur":2,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":8,"ts":30,"dur":30,"args":{"correlation":3,"stream":8,"device":0}}
+]})");
+  const EventId k = b.id("ncclKernel_AllReduce_RING_LL_Sum_float");
+  ASSERT_EQ(b.tree.steps().size(), 1u);
+  EXPECT_EQ(b.tree.step_of(k), 0);
+  EXPECT_EQ(b.tree.owner_op(k), b.id("nccl:all_reduce"));
+  EXPECT_EQ(b.tree.parent(b.id("nccl:all_reduce")), kNoEvent);  // a root on its own thread
+}
+
+// Correlation ids far apart (several profiling sessions in one file) take the sorted
+// lookup instead of the direct table; the links must be the same.
+TEST(TreeSynthetic, SparseCorrelationIdsStillLink) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < 50; ++i) {
+    const long corr = 1 + static_cast<long>(i) * 1000000007L;
+    const int ts = i * 100;
+    if (i) json += ",";
+    json += R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":50},)";
+    json += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(ts + 1) +
+            R"(,"dur":5,"args":{"correlation":)" + std::to_string(corr) + "}},";
+    json += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(ts + 20) +
+            R"(,"dur":10,"args":{"stream":7,"correlation":)" + std::to_string(corr) + "}}";
+  }
+  json += "]}";
+  const ttap::Trace t = ttap::load_trace(write_file("sparse.json", json));
+  const ttap::EventTree tree = ttap::EventTree::build(t);
+  ASSERT_EQ(tree.gpu_events().size(), 50u);
+  for (ttap::EventId g : tree.gpu_events()) {
+    const ttap::EventId l = tree.launcher(g);
+    ASSERT_NE(l, ttap::kNoEvent);
+    EXPECT_EQ(t.correlation[l], t.correlation[g]);
+    EXPECT_EQ(t.ts[g] - t.ts[l], 19000);
+    EXPECT_EQ(t.name_of(tree.owner_op(g)), "aten::mm");
+  }
+  EXPECT_EQ(tree.diagnostics().gpu_without_launch, 0u);
+}
+
 // ---- Real traces -------------------------------------------------------------------------
 
 TEST(TreeReal, Nw0StepsAndTheGpuWorkEachLaunched) {
