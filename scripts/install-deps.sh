@@ -11,6 +11,9 @@ packages=(
   libcurl4-openssl-dev libgtest-dev zlib1g-dev libdeflate-dev
   python3-torch python3-numpy python3-torchvision libopenblas0-pthread
   libcpp-httplib-dev chromium
+  # The Slurm test (tests/slurm/) runs a single-node cluster: slurm-wlm's daemons and
+  # client (the parts of the slurm-wlm metapackage it needs) and munge for authentication.
+  slurmctld slurmd slurm-client munge
 )
 
 missing=()

@@ -60,4 +60,12 @@ struct CollectiveReport {
 
 CollectiveReport analyze_collectives(const std::vector<RankTrace>& ranks);
 
+// The same from each rank's calls alone (collective_calls()), for callers that analyze the
+// ranks one at a time and cannot hold every trace in memory at once (`ttap analyze --job`).
+struct RankCalls {
+  int32_t rank = -1;
+  std::vector<CollectiveCall> calls;
+};
+CollectiveReport analyze_collective_calls(std::vector<RankCalls> ranks);
+
 }  // namespace ttap

@@ -94,6 +94,7 @@ std::string_view verdict_name(Verdict v);
 
 struct TraceReport {
   std::string path;
+  std::string content_hash;  // of the file's bytes (16 hex digits), "" when unreadable or stdin
   Verdict verdict = Verdict::clean;
   bool gate_failed = false;  // fails the CI gate (--fail-on / --fail-score)
   std::string error;         // for Verdict::error: what went wrong, one line

@@ -93,12 +93,19 @@ std::vector<CollectiveCall> collective_calls(const Trace& t, const EventTree& tr
 }
 
 CollectiveReport analyze_collectives(const std::vector<RankTrace>& ranks) {
+  std::vector<RankCalls> calls;
+  calls.reserve(ranks.size());
+  for (const RankTrace& r : ranks) calls.push_back({r.rank, collective_calls(*r.trace, *r.tree)});
+  return analyze_collective_calls(std::move(calls));
+}
+
+CollectiveReport analyze_collective_calls(std::vector<RankCalls> ranks) {
   CollectiveReport report;
   // Calls of each type, per rank, in time order.
   std::vector<std::map<std::string, std::vector<CollectiveCall>>> by_type(ranks.size());
   std::map<std::string, size_t> aligned;  // type -> calls present on every rank
   for (size_t r = 0; r < ranks.size(); ++r) {
-    for (auto& c : collective_calls(*ranks[r].trace, *ranks[r].tree)) by_type[r][c.type].push_back(std::move(c));
+    for (auto& c : ranks[r].calls) by_type[r][c.type].push_back(std::move(c));
   }
   for (size_t r = 0; r < ranks.size(); ++r)
     for (const auto& [type, calls] : by_type[r]) aligned.try_emplace(type, SIZE_MAX);

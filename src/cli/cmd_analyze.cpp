@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -19,6 +21,8 @@
 #include "../classify/classify.hpp"
 #include "../config/config.hpp"
 #include "commands.hpp"
+#include "analyze_job.hpp"
+#include "jsonl_writer.hpp"
 #include "ttap/input.hpp"
 #include "ttap/report.hpp"
 #include "ttap/version.hpp"
@@ -123,12 +127,14 @@ std::optional<AnalyzeConfig> read_config(const std::string& explicit_path) {
   return std::nullopt;
 }
 
-TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings) {
+// `also` sees the loaded trace before it is dropped (the job view takes its collectives).
+TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings, const std::function<void(const Loaded&)>& also) {
   const auto t0 = std::chrono::steady_clock::now();
   TraceReport r;
   try {
     Loaded l = load_and_build(path);
     r = analyze_trace(l.trace, l.tree, settings);
+    if (also) also(l);
   } catch (const InputError& e) {
     r = {};
     r.verdict = Verdict::error;
@@ -145,6 +151,7 @@ TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings
     r.error = fmt::format("internal error: {}", e.what());
   }
   r.path = path;
+  r.content_hash = content_hash(path);
   if (r.verdict == Verdict::error) {
     r.gate_failed = true;
     // The loader's message starts with the path; the report names the path already.
@@ -182,7 +189,9 @@ class ProgressBar {
   bool active_ = false, drawn_ = false;
 };
 
-std::string render(const Report& report, const std::string& format, bool color) {
+}  // namespace
+
+std::string render_analyze_report(const Report& report, const std::string& format, bool color) {
   if (format == "json") return render_analyze_json(report);
   if (format == "md") return render_analyze_markdown(report);
   if (format == "sarif") return render_analyze_sarif(report);
@@ -191,27 +200,38 @@ std::string render(const Report& report, const std::string& format, bool color) 
   return render_analyze_text(report, TextStyle{color});
 }
 
-// Colors only for a person at a terminal: not into files or pipes, not with NO_COLOR set
-// (no-color.org), not on a dumb terminal.
-bool want_color(const AnalyzeOptions& o) {
-  const bool to_stdout = o.output.empty() || o.output == "-";
-  return to_stdout && ::isatty(STDOUT_FILENO) && env("NO_COLOR").empty() && env("TERM") != "dumb";
-}
-
-}  // namespace
-
 int run_analyze(const AnalyzeOptions& o) {
+  if (o.job && !job_format_supported(o.format)) {
+    spdlog::error("--job renders as text, md or json, not {}", o.format);
+    return kBadInput;
+  }
   const std::optional<AnalyzeConfig> config = read_config(o.config);
   std::string scorer_name;
   const AnalyzeSettings settings = merge_settings(o, config, scorer_name);
 
   Inputs inputs = collect_inputs(o.traces);
+  if (o.shard) {
+    const Shard shard = *parse_shard(*o.shard);  // main.cpp checked it
+    inputs.files = shard_of(std::move(inputs.files), shard);
+    // A path that is not there is reported once, by the first shard, not by all N.
+    if (shard.index != 1) inputs.errors.clear();
+  }
   Report report;
   report.tool_version = std::string(version());
   report.settings = {settings.windows, settings.top_k, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
                      settings.llm.enabled(), config ? config->path : std::string()};
   if (settings.llm.enabled() && settings.llm.api_key.empty())
     report.warnings.push_back("no API key in TTAP_LLM_API_KEY or OPENAI_API_KEY: LLM requests are sent without one");
+
+  // jsonl: each trace's line goes out as soon as it is done, whole and flushed, so a run
+  // killed halfway keeps every trace it finished.
+  const bool streaming = o.format == "jsonl";
+  std::unique_ptr<JsonlWriter> lines;
+  if (streaming) {
+    lines = std::make_unique<JsonlWriter>(o.output);
+    for (const TraceReport& e : inputs.errors) lines->write(render_analyze_jsonl_line(report, e));
+  }
+  JobRanks job(o.job ? inputs.files.size() : 0);
 
   std::vector<TraceReport> results(inputs.files.size());
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -221,7 +241,8 @@ int run_analyze(const AnalyzeOptions& o) {
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < inputs.files.size();) {
-      results[i] = analyze_one(inputs.files[i], settings);
+      results[i] = analyze_one(inputs.files[i], settings, o.job ? job.collector(i) : std::function<void(const Loaded&)>());
+      if (lines) lines->write(render_analyze_jsonl_line(report, results[i]));
       progress.done(results[i].verdict == Verdict::error);
     }
   };
@@ -230,17 +251,17 @@ int run_analyze(const AnalyzeOptions& o) {
   work();
   for (auto& t : pool) t.join();
 
+  std::optional<JobSummary> job_summary;
+  if (o.job) job_summary = job.summarize(inputs.files, results);
   report.traces = std::move(inputs.errors);
   report.traces.insert(report.traces.end(), std::make_move_iterator(results.begin()), std::make_move_iterator(results.end()));
-  write_output(o.output, render(report, o.format, want_color(o)));
-
-  // A CI job must notice a file it could not judge: ttap's own failure (3) outranks bad
-  // input (2), which outranks a flagged trace (1).
-  int code = kOk;
-  for (const TraceReport& t : report.traces) {
-    if (t.verdict == Verdict::error) code = std::max<int>(code, t.internal_error ? kInternal : kBadInput);
-    else if (t.gate_failed) code = std::max<int>(code, kFlagged);
+  if (!streaming) {
+    std::string out = render_analyze_report(report, o.format, want_color(o.output));
+    if (job_summary) out = with_job_section(std::move(out), *job_summary, o.format);
+    write_output(o.output, out);
   }
+
+  const int code = report_exit_code(report);
   for (const TraceReport& t : report.traces)
     if (t.verdict == Verdict::error) spdlog::error("{}: {}", t.path, t.error);
   return code;

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "ttap/report.hpp"
 #include "ttap/trace.hpp"
 #include "ttap/tree.hpp"
 
@@ -66,9 +68,11 @@ struct EvalOptions {
 // `ttap analyze`. Unset optionals fall back to the config file, then to the defaults.
 struct AnalyzeOptions {
   std::vector<std::string> traces;  // files or folders (recursive over .json/.json.gz)
-  std::string format = "text";      // text|json|md|sarif|junit|html
+  std::string format = "text";      // text|json|jsonl|md|sarif|junit|html
   std::string output;
   std::string config;               // --config FILE; "" = ./ttap.json when present
+  std::optional<std::string> shard; // --shard K/N: only the K-th of N shards of the sorted traces
+  bool job = false;                 // --job: the traces are the ranks of one job
   int jobs = 0;                     // traces analyzed at once; 0 = one per core
   bool progress = true;             // a progress bar on a terminal (stderr)
   std::optional<std::string> fail_on;
@@ -87,6 +91,14 @@ struct AnalyzeOptions {
   std::optional<std::string> llm_cache;
   bool llm_redact = false;
   std::optional<int> llm_rounds;
+};
+
+// `ttap merge`: analyze reports (json or jsonl) rendered as one.
+struct MergeOptions {
+  std::vector<std::string> reports;  // files, "-" for stdin
+  std::string format = "text";       // text|json|jsonl|md|sarif|junit|html
+  std::string output;
+  bool fleet = true;                 // the fleet view after the per-trace verdicts
 };
 
 struct DiffOptions {
@@ -120,6 +132,7 @@ int run_analyze(const AnalyzeOptions& o);
 int run_features(const FeaturesOptions& o);
 int run_tokenizer(const TokenizerOptions& o);
 int run_eval(const EvalOptions& o);
+int run_merge(const MergeOptions& o);
 
 // Shared plumbing.
 struct Loaded {
@@ -133,5 +146,31 @@ Loaded load_and_build(const std::string& path);
 std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& inputs);
 // Writes `text` to `path` ("" or "-" = stdout). Throws InputError when it cannot.
 void write_output(const std::string& path, const std::string& text);
+// A CI job must notice a file it could not judge: ttap's own failure (3) outranks bad
+// input (2), which outranks a flagged trace (1).
+int report_exit_code(const Report& report);
+// Colors only for a person at a terminal: output to stdout that is a tty, NO_COLOR unset
+// (no-color.org), not a dumb terminal.
+bool want_color(const std::string& output);
+// The file's bytes hashed (64-bit, 16 hex digits): with the path, what makes two reports of
+// "the same trace" for `ttap merge`. Not cryptographic. "" for stdin or an unreadable file.
+std::string content_hash(const std::string& path);
+
+// --shard K/N (1-based): which of N shards this process analyzes.
+struct Shard {
+  size_t index = 1;  // K
+  size_t count = 1;  // N
+};
+// "3/8" -> {3, 8}; nullopt unless 1 <= K <= N.
+std::optional<Shard> parse_shard(std::string_view text);
+// The traces of shard K: the inputs sorted (byte order, the same on every machine), then
+// every N-th from the K-th on, so the N shards cover each trace exactly once and large and
+// small traces spread evenly when names group them.
+std::vector<std::string> shard_of(std::vector<std::string> traces, const Shard& shard);
+
+// The analyze Report in one of the analyze formats (all but jsonl, which streams).
+std::string render_analyze_report(const Report& report, const std::string& format, bool color);
+// One JSONL line: the JSON report of one trace under the run's settings and warnings.
+std::string render_analyze_jsonl_line(const Report& run, const TraceReport& trace);
 
 }  // namespace ttap::cli

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <algorithm>
@@ -97,6 +98,22 @@ void write_output(const std::string& path, const std::string& text) {
   const size_t written = std::fwrite(text.data(), 1, text.size(), f);
   const bool ok = written == text.size() && std::fclose(f) == 0;
   if (!ok) throw InputError(path, fmt::format("write failed: {}", std::strerror(errno)));
+}
+
+int report_exit_code(const Report& report) {
+  int code = kOk;
+  for (const TraceReport& t : report.traces) {
+    if (t.verdict == Verdict::error) code = std::max<int>(code, t.internal_error ? kInternal : kBadInput);
+    else if (t.gate_failed) code = std::max<int>(code, kFlagged);
+  }
+  return code;
+}
+
+bool want_color(const std::string& output) {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  const bool to_stdout = output.empty() || output == "-";
+  return to_stdout && ::isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
 }
 
 }  // namespace ttap::cli

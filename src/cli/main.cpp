@@ -114,8 +114,10 @@ int dispatch(int argc, char** argv) {
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Find performance anti-patterns in traces (exit 1 when flagged, for CI)");
   analyze_cmd->add_option("traces", analyze.traces, "Trace files or folders (searched recursively for .json and .json.gz)")->required();
-  analyze_cmd->add_option("--format", analyze.format, "text, json, md, sarif, junit or html")
-      ->check(CLI::IsMember({"text", "json", "md", "sarif", "junit", "html"}));
+  analyze_cmd->add_option("--format", analyze.format, "text, json, jsonl (one line per trace as each finishes), md, sarif, junit or html")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "md", "sarif", "junit", "html"}));
+  analyze_cmd->add_option("--shard", analyze.shard, "K/N: only the K-th of N shards of the sorted traces (1-based; docs/fleet.md)");
+  analyze_cmd->add_flag("--job", analyze.job, "The traces are the ranks of one job: add stragglers, imbalance and per-rank findings");
   analyze_cmd->add_option("-o,--output", analyze.output, "Write to this file instead of stdout");
   analyze_cmd->add_option("--config", analyze.config, "Config file (JSON); default ./ttap.json when present");
   analyze_cmd->add_option("-j,--jobs", analyze.jobs, "Traces analyzed at once (0 = one per core)")->check(CLI::Range(0, 1024));
@@ -137,6 +139,14 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_option("--llm-cache", analyze.llm_cache, "Folder for cached responses");
   analyze_cmd->add_flag("--llm-redact", analyze.llm_redact, "Replace user module and file names before sending");
   analyze_cmd->add_option("--llm-rounds", analyze.llm_rounds, "Refinement rounds per window (default 3)")->check(CLI::Range(1, 10));
+
+  MergeOptions merge;
+  auto* merge_cmd = app.add_subcommand("merge", "Merge analyze reports (json, jsonl shards) into one, with the view across the fleet");
+  merge_cmd->add_option("reports", merge.reports, "Report files from ttap analyze --format json or jsonl (- for stdin)")->required();
+  merge_cmd->add_option("--format", merge.format, "text, json, jsonl, md, sarif, junit or html")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "md", "sarif", "junit", "html"}));
+  merge_cmd->add_option("-o,--output", merge.output, "Write to this file instead of stdout");
+  merge_cmd->add_flag("!--no-fleet", merge.fleet, "Only the per-trace report, without the fleet view");
 
   try {
     app.parse(argc, argv);
@@ -168,7 +178,14 @@ int dispatch(int argc, char** argv) {
     }
     return run_diff(diff);
   }
-  if (analyze_cmd->parsed()) return run_analyze(analyze);
+  if (analyze_cmd->parsed()) {
+    if (analyze.shard && !parse_shard(*analyze.shard)) {
+      fmt::print(stderr, "ttap: error: --shard: expected K/N with 1 <= K <= N, such as 2/8, got \"{}\"\n", *analyze.shard);
+      return kBadInput;
+    }
+    return run_analyze(analyze);
+  }
+  if (merge_cmd->parsed()) return run_merge(merge);
   if (features_cmd->parsed()) return run_features(features);
   if (tokenizer_cmd->parsed()) return run_tokenizer(tokenizer);
   if (eval_cmd->parsed()) return run_eval(eval);

@@ -56,13 +56,15 @@ std::string headline(const Headline& h) {
                      steps, launches);
 }
 
+std::string hash(const TraceReport& t) { return t.content_hash.empty() ? "null" : json_string(t.content_hash); }
+
 std::string trace(const TraceReport& t) {
   if (t.verdict == Verdict::error)
-    return fmt::format(R"({{"path":{},"verdict":"error","gate_failed":true,"error":{},"internal_error":{},"seconds":{}}})", json_string(t.path),
-                       json_string(t.error), boolean(t.internal_error), num(t.seconds));
+    return fmt::format(R"({{"path":{},"content_hash":{},"verdict":"error","gate_failed":true,"error":{},"internal_error":{},"seconds":{}}})",
+                       json_string(t.path), hash(t), json_string(t.error), boolean(t.internal_error), num(t.seconds));
   return fmt::format(
-      R"({{"path":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{}}},"headline":{},"savings":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
-      json_string(t.path), json_string(verdict_name(t.verdict)), boolean(t.gate_failed), t.scorer.empty() ? "null" : num(t.score),
+      R"({{"path":{},"content_hash":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{}}},"headline":{},"savings":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
+      json_string(t.path), hash(t), json_string(verdict_name(t.verdict)), boolean(t.gate_failed), t.scorer.empty() ? "null" : num(t.score),
       t.scorer.empty() ? "null" : json_string(t.scorer), t.device.empty() ? "null" : json_string(t.device), json_string(t.steady_state), t.begin, t.end,
       headline(t.headline), array(t.savings, saving),
       array(t.windows, [](const WindowScore& w) {
