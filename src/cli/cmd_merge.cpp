@@ -3,6 +3,7 @@
 // across the fleet after the per-trace verdicts. The exit code is the one `ttap analyze`
 // of all the traces would give, and 2 at least when a report could not be read whole.
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -30,6 +31,9 @@ int run_merge(const MergeOptions& o) {
   std::vector<Report> reports;
   std::vector<std::string> problems;
   for (const std::string& path : o.reports) {
+    std::error_code ec;
+    if (path != "-" && std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec)
+      continue;  // an empty shard (no traces fell to it): nothing to merge, nothing wrong
     try {
       RawInput raw = read_input(path, default_max_input_bytes());
       ReadReports read = read_analyze_reports(std::string_view(raw.json.data(), raw.json.size()), path);
