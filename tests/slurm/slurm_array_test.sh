@@ -135,14 +135,14 @@ shopt -s nullglob
 traces=("$src"/tests/data/*.json.gz)
 ((${#traces[@]} >= 4)) || fail "expected at least 4 traces in tests/data, found ${#traces[@]}"
 start=$SECONDS
-ids=$(timeout 60 "$src/scripts/slurm/submit.sh" --output-dir "$work/out" --shards 4 --time 5 --ttap "$ttap" \
+ids=$(timeout 100 "$src/scripts/slurm/submit.sh" --output-dir "$work/out" --shards 4 --time 5 --ttap "$ttap" \
         -a --scorer -a rules --wait -- "${traces[@]}")
 rc=$?
 echo "submit.sh: jobs $ids, exit $rc, $((SECONDS - start)) s"
 if ((rc != 0)); then
   timeout 5 squeue 2>&1 | sed 's/^/    /'
   for f in "$work"/out/logs/*.out; do echo "--- $f"; tail -n 20 "$f"; done
-  fail "submit.sh --wait exited $rc (124: timed out after 60 s)"
+  fail "submit.sh --wait exited $rc (124: timed out after 100 s)"
 fi
 
 one="$work/one.json"
