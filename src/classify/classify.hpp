@@ -41,6 +41,9 @@ struct AnalyzeSettings {
 // The headline figures and what-if savings (everything that needs no detector).
 Headline make_headline(const Trace& trace, const EventTree& tree);
 std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree);
+// Every estimate together, or nothing for fewer than two: their sum (they overlap, so an
+// upper bound) capped by the bound they share, what the step could lose at most.
+std::optional<Saving> recoverable(const std::vector<Saving>& savings);
 
 // Share of [begin, end) covered by any GPU activity, per range (ranges sorted by begin).
 std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,

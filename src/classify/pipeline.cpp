@@ -58,6 +58,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   r.path = trace.source;
   r.headline = make_headline(trace, tree);
   r.savings = make_savings(trace, tree);
+  r.headline.recoverable = recoverable(r.savings);
 
   const SteadyState steady = steady_state(trace, tree);
   r.begin = steady.begin;
