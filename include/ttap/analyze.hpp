@@ -46,6 +46,9 @@ struct GpuTimeline {
 };
 
 std::vector<GpuTimeline> gpu_timeline(const Trace& trace, const EventTree& tree);
+// The same over one span [begin, end) for every device (from_steps set): what `ttap
+// analyze`'s headline reports over the CPU-side steps, the time the user waits for.
+std::vector<GpuTimeline> gpu_timeline(const Trace& trace, const EventTree& tree, int64_t begin, int64_t end);
 
 // Collective kernels by name: NCCL, RCCL, and the symmetric-memory all-reduce kernels of
 // newer stacks (multimem_all_reduce_kernel and friends).

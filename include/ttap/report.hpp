@@ -13,15 +13,32 @@
 
 namespace ttap {
 
+// A what-if estimate (whatif.hpp): the step time the fix of one id would save. Without
+// steps the figures are over the profiled span (per_step false), never "per step".
+struct Saving {
+  std::string id;
+  std::string fix;
+  int64_t saved_per_step = 0;  // ns, per step (or over the profiled span)
+  double step_share = 0;       // of the mean step (or of the span), 0..1
+  std::string model;           // how it was estimated
+  bool per_step = true;
+  int64_t bound = 0;           // ns: the most the step (span) could lose: its time minus its GPU busy time
+  int64_t frame = 0;           // ns: the mean step (or the span)
+};
+
 // The headline figures `ttap analyze` has always printed, per trace.
 struct GpuHeadline {
   int32_t device = -1;
-  int64_t total = 0;  // the device's scope (step annotations, else first to last GPU event)
+  int64_t total = 0;  // the length of `scope`
   int64_t busy = 0;
   int64_t idle = 0;
   int64_t computation = 0;
   int64_t exposed_communication = 0;
   int64_t exposed_memcpy = 0;
+  // The span `total` covers: "steps" (the CPU-side ProfilerSteps, first start to last
+  // end), "gpu_step_annotations" (the GPU-side ones, without CPU steps) or "gpu_activity"
+  // (first to last GPU event).
+  std::string scope;
 };
 
 struct CategoryShare {
@@ -40,15 +57,9 @@ struct Headline {
   double short_kernel_share = 0;          // kernels shorter than their launch call, 0..1
   int64_t launch_delay_p50 = 0;           // ns
   int64_t launch_delay_p95 = 0;           // ns
-};
-
-// A what-if estimate (whatif.hpp): the step time the fix of one id would save.
-struct Saving {
-  std::string id;
-  std::string fix;
-  int64_t saved_per_step = 0;  // ns
-  double step_share = 0;       // 0..1
-  std::string model;           // how it was estimated
+  // Every what-if fix together (id "all"): the estimates overlap, so their sum capped by
+  // the bound they share. Set when two or more estimates save something.
+  std::optional<Saving> recoverable;
 };
 
 struct WindowScore {

@@ -3,6 +3,11 @@
 // timeline is edited (spans removed, syncs made non-blocking), launches move with it, GPU
 // work starts once launched (plus the idle-queue launch latency) and once its stream is
 // free, and syncs last until the GPU work before them is done. Nanoseconds per step.
+//
+// Every estimate is bounded by what the step could lose: a step cannot get shorter than
+// its own GPU work, so no saving exceeds step time minus the GPU busy time of the work the
+// step launched (the mean over steps). Without steps the frame is the profiled span (first
+// to last GPU activity) and the bound is that span minus its GPU busy time.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +21,12 @@ namespace ttap {
 struct WhatIf {
   std::string id;          // the anti-pattern id of ANTIPATTERNS.md it answers
   std::string fix;         // what the estimate assumes is done
-  int64_t saved_per_step = 0;  // ns
-  double step_share = 0;   // saved / mean step time
+  int64_t saved_per_step = 0;  // ns per step, or over the profiled span when !per_step
+  double step_share = 0;   // saved / mean step time (or / the profiled span), 0..1
   std::string model;       // how it was computed, in one sentence
+  bool per_step = true;    // the trace has steps; else the figures are over the profiled span
+  int64_t bound = 0;       // ns: the most any fix could save there (step, or span, minus its GPU busy time)
+  int64_t frame = 0;       // ns: the mean step, or the profiled span (step_share's denominator)
 };
 
 // DataLoader stall: with the batch prefetched by workers, the DataLoader __next__ spans

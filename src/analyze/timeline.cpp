@@ -97,13 +97,15 @@ std::vector<EventId> scoped_gpu_events(const Trace& t, const EventTree& tree) {
   return out;
 }
 
-std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree) {
+namespace {
+
+std::vector<GpuTimeline> timeline_over(const Trace& t, const EventTree& tree, const std::vector<GpuScope>& scopes) {
   struct Sets {
     std::vector<Interval> all, compute, comm, copy;
   };
   std::vector<GpuTimeline> out;
   NameClassifier names(t);
-  for (const GpuScope& scope : gpu_scopes(t, tree)) {
+  for (const GpuScope& scope : scopes) {
     Sets s;
     for (EventId e : tree.gpu_events()) {
       if (t.track_of(e).device != scope.device) continue;
@@ -141,6 +143,16 @@ std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree) {
     out.push_back(g);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree) { return timeline_over(t, tree, gpu_scopes(t, tree)); }
+
+std::vector<GpuTimeline> gpu_timeline(const Trace& t, const EventTree& tree, int64_t begin, int64_t end) {
+  std::vector<GpuScope> scopes = gpu_scopes(t, tree);
+  for (GpuScope& s : scopes) s = {s.device, begin, end, true};
+  return timeline_over(t, tree, scopes);
 }
 
 }  // namespace ttap

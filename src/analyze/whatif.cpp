@@ -12,8 +12,13 @@ namespace {
 struct StepFrame {
   size_t steps = 1;
   int64_t mean_step = 0;
-  int64_t begin = INT64_MIN, end = INT64_MAX;  // the steps' span
+  int64_t begin = INT64_MIN, end = INT64_MAX;  // the steps' span (all of the trace without steps)
+  int64_t span_begin = 0, span_end = 0;        // without steps: first to last GPU activity
   std::vector<Interval> busy;                  // all GPU activity, merged
+  bool per_step = false;
+  // The most a step could lose: its time minus the busy time of the GPU work it launched
+  // (mean over steps); without steps, the profiled span minus its GPU busy time.
+  int64_t bound = 0;
 };
 
 StepFrame frame(const Trace& t, const EventTree& tree) {
@@ -22,13 +27,25 @@ StepFrame frame(const Trace& t, const EventTree& tree) {
   f.busy = merge_intervals(std::move(f.busy));
   if (!tree.steps().empty()) {
     f.steps = tree.steps().size();
-    int64_t total = 0;
-    for (const Step& s : tree.steps()) total += s.end - s.ts;
+    f.per_step = true;
+    std::vector<std::vector<Interval>> work(f.steps);
+    for (EventId g : tree.gpu_events())
+      if (const int32_t s = tree.step_of(g); s >= 0 && static_cast<size_t>(s) < f.steps) work[s].emplace_back(t.ts[g], t.end(g));
+    int64_t total = 0, slack = 0;
+    for (size_t i = 0; i < f.steps; ++i) {
+      const Step& s = tree.steps()[i];
+      total += s.end - s.ts;
+      slack += std::max<int64_t>(0, (s.end - s.ts) - total_length(merge_intervals(std::move(work[i]))));
+    }
     f.mean_step = total / static_cast<int64_t>(f.steps);
+    f.bound = slack / static_cast<int64_t>(f.steps);
     f.begin = tree.steps().front().ts;
     f.end = tree.steps().back().end;
   } else if (!f.busy.empty()) {
-    f.mean_step = f.busy.back().second - f.busy.front().first;
+    f.span_begin = f.busy.front().first;
+    f.span_end = f.busy.back().second;
+    f.mean_step = f.span_end - f.span_begin;
+    f.bound = f.mean_step - total_length(f.busy);
   }
   return f;
 }
@@ -38,8 +55,17 @@ int64_t idle_within(const std::vector<Interval>& busy, int64_t lo, int64_t hi) {
   return hi > lo ? (hi - lo) - clipped_length(busy, lo, hi) : 0;
 }
 
+// Without steps, GPU idle inside [lo, hi) counts only within the profiled span: before the
+// first GPU work and after the last the GPU is not waiting, it is not in use.
+int64_t idle_in_span(const StepFrame& f, int64_t lo, int64_t hi) {
+  return idle_within(f.busy, std::max(lo, f.span_begin), std::min(hi, f.span_end));
+}
+
 WhatIf finish(WhatIf w, int64_t saved_total, const StepFrame& f) {
-  w.saved_per_step = saved_total / static_cast<int64_t>(f.steps);
+  w.per_step = f.per_step;
+  w.bound = std::max<int64_t>(0, f.bound);
+  w.saved_per_step = std::min(saved_total / static_cast<int64_t>(f.steps), w.bound);
+  w.frame = f.mean_step;
   w.step_share = f.mean_step > 0 ? static_cast<double>(w.saved_per_step) / static_cast<double>(f.mean_step) : 0.0;
   return w;
 }
@@ -154,7 +180,7 @@ WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) {
                   saved * static_cast<int64_t>(f.steps), f);
   }
   int64_t exposed = 0;
-  for (const auto& [lo, hi] : loader) exposed += idle_within(f.busy, lo, hi);
+  for (const auto& [lo, hi] : loader) exposed += idle_in_span(f, lo, hi);
   return finish({"dataloader_stall", "prefetch batches in DataLoader workers (num_workers > 0, pin_memory)", 0, 0,
                  "GPU idle time inside the DataLoader __next__ spans (no steps to replay)"},
                 exposed, f);
@@ -168,15 +194,18 @@ WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) {
                    "the steps replayed with synchronizing calls that wait for the GPU and with calls that return at once"},
                   saved * static_cast<int64_t>(f.steps), f);
   }
-  int64_t idle = 0;
+  // Each call's stretch, from its start to the first GPU work after it returns, merged:
+  // calls back to back wait for the same idle GPU, which is lost once, not once per call.
+  std::vector<Interval> waits;
   for (EventId e = 0; e < t.size(); ++e) {
     if (!is_launch(t.category[e]) || !is_sync_call(t.name_of(e))) continue;
-    // From the call's start to the first GPU work after it returns.
     auto next = std::lower_bound(f.busy.begin(), f.busy.end(), Interval{t.end(e), t.end(e)},
                                  [](const Interval& a, const Interval& b) { return a.second < b.second; });
     const int64_t resume = next == f.busy.end() ? t.end(e) : std::max(t.end(e), next->first);
-    idle += idle_within(f.busy, t.ts[e], resume);
+    waits.emplace_back(t.ts[e], resume);
   }
+  int64_t idle = 0;
+  for (const auto& [lo, hi] : merge_intervals(std::move(waits))) idle += idle_in_span(f, lo, hi);
   return finish({"host_sync", "keep values on the device; sync or log every N steps", 0, 0,
                  "GPU idle time from each synchronizing call's start to the next GPU work after it (no steps to replay)"},
                 idle, f);
@@ -207,7 +236,7 @@ WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
     saved += exposed * std::max(0.0, 1.0 - pinned_time / static_cast<double>(t.dur[g]));
   }
   return finish({"pageable_memcpy", "pin host memory and copy with non_blocking=True", 0, 0,
-                 "exposed pageable copy time beyond what the bytes take at the trace's best pinned bandwidth, per step"},
+                 "exposed pageable copy time beyond what the bytes take at the trace's best pinned bandwidth"},
                 static_cast<int64_t>(saved), f);
 }
 
@@ -216,7 +245,7 @@ WhatIf whatif_exposed_comm(const Trace& t, const EventTree& tree) {
   int64_t exposed = 0;
   for (const auto& g : gpu_timeline(t, tree)) exposed += g.exposed_communication;
   return finish({"comm_not_overlapped", "overlap collectives with compute (DDP buckets, FSDP prefetch)", 0, 0,
-                 "exposed communication time in the GPU timeline, per step (an upper bound)"},
+                 "exposed communication time in the GPU timeline (an upper bound)"},
                 exposed, f);
 }
 

@@ -24,6 +24,11 @@ struct Ignore {
   std::string reason; // for people; echoed nowhere else
 };
 
+// Severity by the share of the steady state (the steps, or the profiled span without them)
+// a pattern costs across the trace: an error from a quarter, a warning from a twentieth.
+inline constexpr double kErrorShare = 0.25;
+inline constexpr double kWarningShare = 0.05;
+
 enum class FailOn : uint8_t { none, warning, error };
 std::optional<FailOn> parse_fail_on(std::string_view s);
 std::string_view fail_on_name(FailOn f);
@@ -41,6 +46,9 @@ struct AnalyzeSettings {
 // The headline figures and what-if savings (everything that needs no detector).
 Headline make_headline(const Trace& trace, const EventTree& tree);
 std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree);
+// Every estimate together, or nothing for fewer than two: their sum (they overlap, so an
+// upper bound) capped by the bound they share, what the step could lose at most.
+std::optional<Saving> recoverable(const std::vector<Saving>& savings);
 
 // Share of [begin, end) covered by any GPU activity, per range (ranges sorted by begin).
 std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,
@@ -52,11 +60,27 @@ std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,
 std::vector<CodeLocation> user_code_locations(const Trace& trace, const EventTree& tree,
                                               const std::vector<EventId>& events, size_t limit = 3);
 
-// A rule finding as reported: the catalog's name, the trace's what-if saving for the same
-// id, and user code locations from the Python frames above its events when the detector
-// gave none.
+// A rule finding as reported in the range [begin, end) (a window, or the steady state):
+// the catalog's name, the trace's what-if saving for the same id, user code locations from
+// the Python frames above its events when the detector gave none, and its cost cut to the
+// part inside the range (see clip_cost_to_range).
 Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
-                   const std::vector<Saving>& savings);
+                   const std::vector<Saving>& savings, int64_t begin, int64_t end);
+
+// A rule may judge a pattern by its whole length (a 560 ms cudaFree that starts in a 129 ms
+// window), but what a finding costs "here" is what lies inside its range: never more than
+// the range, and, for a cost the rule counted beyond the range, no more than the overlap of
+// the pattern's span with it. The whole figure moves to the evidence.
+void clip_cost_to_range(Finding& f, int64_t begin, int64_t end);
+
+// One severity per id per trace, from the share of the steady state (the steps, or the
+// profiled span without them) that the whole pattern costs: the largest of its cost across
+// the steady state (`steady`, the rules run over all of it), the sum of its costs in the
+// flagged windows, and its what-if saving (a share of a step, the same share of the steady
+// state); error from kErrorShare, warning from kWarningShare, else info. An id only the
+// LLM names, with no cost measured anywhere, is info. So a pattern is not an error in one
+// window and information in the next, and no window's length decides it.
+void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady);
 
 // Folds an LLM verdict on one window into that window's rule findings: ids both name
 // become "rules+llm" with the LLM's explanation; ids only the LLM names are added (source
@@ -73,7 +97,9 @@ void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores);
 
 // Sets verdict (flagged: a finding of severity warning or above, or the score at or above
 // fail_score) and gate_failed (a finding at or above fail_on, or the score at or above
-// fail_score). Leaves error verdicts alone.
+// fail_score). A finding only the LLM names (source "llm": no rule evidence, no measured
+// cost) is reported but neither flags the trace nor fails the gate by itself. Leaves error
+// verdicts alone.
 void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_score);
 
 // The whole pipeline on a loaded trace. Throws InputError for bad settings (a missing

@@ -1,6 +1,9 @@
 // Findings as reported: rule findings dressed with the catalog, what-if savings and user
 // code, and the LLM's verdict folded in.
 #include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
 
 #include "classify.hpp"
 #include "ttap/catalog.hpp"
@@ -18,7 +21,7 @@ std::optional<Saving> saving_for(const std::string& id, const std::vector<Saving
 }  // namespace
 
 Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
-                   const std::vector<Saving>& savings) {
+                   const std::vector<Saving>& savings, int64_t begin, int64_t end) {
   Finding f;
   f.id = rule.id;
   if (const AntiPattern* ap = find_anti_pattern(rule.id)) f.name = std::string(ap->name);
@@ -34,7 +37,21 @@ Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree&
     if (const AntiPattern* ap = find_anti_pattern(rule.id)) f.fix = std::string(ap->fix);
   f.saving = saving_for(rule.id, savings);
   f.locations = rule.locations.empty() ? user_code_locations(trace, tree, rule.events) : rule.locations;
+  clip_cost_to_range(f, begin, end);
   return f;
+}
+
+void clip_cost_to_range(Finding& f, int64_t begin, int64_t end) {
+  const int64_t range = std::max<int64_t>(0, end - begin);
+  if (f.cost <= range) return;
+  // Counted beyond the range: the part inside is at most where the pattern meets the range.
+  const int64_t overlap = std::min(f.end, end) - std::max(f.begin, begin);
+  const int64_t here = overlap > 0 ? std::min(overlap, range) : range;
+  f.evidence.push_back(fmt::format("the whole pattern costs {:.3f} ms and spans {:.3f} ms, beyond this {:.3f} ms "
+                                   "range; {:.3f} ms of it lies inside, the cost counted here",
+                                   static_cast<double>(f.cost) / 1e6, static_cast<double>(f.end - f.begin) / 1e6,
+                                   static_cast<double>(range) / 1e6, static_cast<double>(here) / 1e6));
+  f.cost = here;
 }
 
 void merge_llm_verdict(std::vector<Finding>& findings, const LlmVerdict& verdict, const std::vector<Saving>& savings) {
@@ -67,6 +84,28 @@ void merge_llm_verdict(std::vector<Finding>& findings, const LlmVerdict& verdict
     f.saving = saving_for(id, savings);
     findings.push_back(std::move(f));
   }
+}
+
+
+void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady) {
+  const int64_t span = r.end - r.begin;
+  if (span <= 0) return;
+  std::map<std::string, int64_t> across, in_windows;
+  for (const RuleFinding& rf : steady) across[rf.id] = std::max(across[rf.id], std::min(rf.cost, span));
+  for (const FlaggedWindow& w : r.flagged) {
+    if (w.steady_state) continue;
+    std::map<std::string, int64_t> here;  // one figure per id per window: its findings may overlap
+    for (const Finding& f : w.findings)
+      if (f.source != "llm") here[f.id] = std::max(here[f.id], f.cost);
+    for (const auto& [id, cost] : here) in_windows[id] += cost;
+  }
+  for (FlaggedWindow& w : r.flagged)
+    for (Finding& f : w.findings) {
+      const int64_t cost = std::min(span, std::max(across[f.id], in_windows[f.id]));
+      double share = static_cast<double>(cost) / static_cast<double>(span);
+      if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);
+      f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+    }
 }
 
 }  // namespace ttap

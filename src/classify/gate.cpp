@@ -28,6 +28,8 @@ void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_s
   bool any = false;
   for (const FlaggedWindow& w : trace.flagged)
     for (const Finding& f : w.findings) {
+      // An id only the LLM names has no rule evidence and no measured cost: shown, not gated on.
+      if (f.source == "llm") continue;
       any = true;
       worst = std::max(worst, f.severity);
     }

@@ -1,5 +1,7 @@
 // The figures every analyze report leads with: the GPU timeline, where GPU time goes,
 // steps, launches, and the what-if estimates. Computed from analyze.hpp and whatif.hpp.
+#include <algorithm>
+
 #include "classify.hpp"
 #include "ttap/analyze.hpp"
 #include "ttap/whatif.hpp"
@@ -16,8 +18,20 @@ double share(int64_t part, int64_t whole) {
 
 Headline make_headline(const Trace& trace, const EventTree& tree) {
   Headline h;
-  for (const GpuTimeline& g : gpu_timeline(trace, tree))
-    h.gpus.push_back({g.device, g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy});
+  // Over the CPU-side steps when there are any: the step the user waits for, and the span
+  // the steps line below reports; a GPU-side annotation may cover only the part of the
+  // step that ran on the GPU (99% busy there, 41% of the step). Else TraceLens's scope.
+  std::vector<GpuTimeline> timeline;
+  if (!tree.steps().empty()) {
+    int64_t begin = INT64_MAX, end = INT64_MIN;
+    for (const Step& s : tree.steps()) begin = std::min(begin, s.ts), end = std::max(end, s.end);
+    timeline = gpu_timeline(trace, tree, begin, end);
+  } else {
+    timeline = gpu_timeline(trace, tree);
+  }
+  for (const GpuTimeline& g : timeline)
+    h.gpus.push_back({g.device, g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy,
+                      !tree.steps().empty() ? "steps" : g.from_steps ? "gpu_step_annotations" : "gpu_activity"});
   const auto categories = category_breakdown(trace, tree);
   int64_t kernel_time = 0;
   for (const auto& c : categories) kernel_time += c.kernel_time;
@@ -47,8 +61,25 @@ Headline make_headline(const Trace& trace, const EventTree& tree) {
 
 std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree) {
   std::vector<Saving> out;
-  for (const WhatIf& w : whatif_all(trace, tree)) out.push_back({w.id, w.fix, w.saved_per_step, w.step_share, w.model});
+  for (const WhatIf& w : whatif_all(trace, tree))
+    out.push_back({w.id, w.fix, w.saved_per_step, w.step_share, w.model, w.per_step, w.bound, w.frame});
   return out;
+}
+
+std::optional<Saving> recoverable(const std::vector<Saving>& savings) {
+  if (savings.size() < 2) return std::nullopt;
+  Saving all{"all", "every fix above", 0, 0,
+             "the estimates added up (they overlap, so an upper bound) and capped by what the step could lose", true,
+             INT64_MAX, 0};
+  for (const Saving& s : savings) {
+    all.saved_per_step += s.saved_per_step;
+    all.bound = std::min(all.bound, s.bound);
+    all.frame = s.frame;
+    all.per_step = s.per_step;
+  }
+  all.saved_per_step = std::min(all.saved_per_step, all.bound);
+  all.step_share = share(all.saved_per_step, all.frame);
+  return all;
 }
 
 std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,

@@ -34,17 +34,22 @@ bool finding_order(const Finding& a, const Finding& b) {
 // The rule detectors across the whole steady state catch what is spread too thin for any
 // one window to show: the eager inference step whose GPU idles 80% in short gaps across a
 // hundred 79 us windows, or a pattern the top-k windows happened to miss. Only findings that cost at
-// least a warning's share of the steady state are kept (info-level trace-wide findings
-// would be noise on every trace), and only ids no flagged window already reports.
+// least a warning's share of the steady state, or whose what-if saving is at least that
+// share of a step, are kept (info-level trace-wide findings would be noise on every
+// trace), and only ids no flagged window already reports.
 void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& found, const Trace& trace,
                                const EventTree& tree) {
   FlaggedWindow whole{0, r.begin, r.end, r.score, {}, true};
   for (const RuleFinding& rf : found) {
-    if (rf.severity < Severity::warning) continue;
+    // Costly across the steady state, or, by the what-if replay, worth a warning's share of a
+    // step to fix (host syncs whose idle no single window shows in full).
+    const bool saves = std::any_of(r.savings.begin(), r.savings.end(),
+                                   [&](const Saving& s) { return s.id == rf.id && s.step_share >= kWarningShare; });
+    if (rf.severity < Severity::warning && !saves) continue;
     const bool reported = std::any_of(r.flagged.begin(), r.flagged.end(), [&](const FlaggedWindow& w) {
       return std::any_of(w.findings.begin(), w.findings.end(), [&](const Finding& f) { return f.id == rf.id; });
     });
-    if (!reported) whole.findings.push_back(to_finding(rf, trace, tree, r.savings));
+    if (!reported) whole.findings.push_back(to_finding(rf, trace, tree, r.savings, r.begin, r.end));
   }
   if (whole.findings.empty()) return;
   std::stable_sort(whole.findings.begin(), whole.findings.end(), finding_order);
@@ -58,6 +63,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   r.path = trace.source;
   r.headline = make_headline(trace, tree);
   r.savings = make_savings(trace, tree);
+  r.headline.recoverable = recoverable(r.savings);
 
   const SteadyState steady = steady_state(trace, tree);
   r.begin = steady.begin;
@@ -101,14 +107,18 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   for (size_t j = 0; j < top.size(); ++j) {
     const Window& w = windows[top[j]];
     FlaggedWindow fw{w.index, w.begin, w.end, r.windows[top[j]].score, {}};
-    for (const RuleFinding& rf : asked[j].evidence) fw.findings.push_back(to_finding(rf, trace, tree, r.savings));
+    for (const RuleFinding& rf : asked[j].evidence) fw.findings.push_back(to_finding(rf, trace, tree, r.savings, w.begin, w.end));
     if (j < verdicts.size()) merge_llm_verdict(fw.findings, verdicts[j], r.savings);
     if (fw.findings.empty()) continue;
     std::stable_sort(fw.findings.begin(), fw.findings.end(), finding_order);
     r.windows[top[j]].flagged = true;
     r.flagged.push_back(std::move(fw));
   }
-  if (!windows.empty()) add_steady_state_findings(r, rules.detect(steady.begin, steady.end), trace, tree);
+  if (!windows.empty()) {
+    const std::vector<RuleFinding> across = rules.detect(steady.begin, steady.end);
+    add_steady_state_findings(r, across, trace, tree);
+    assign_trace_severity(r, across);
+  }
   apply_ignores(r, settings.ignores);
   apply_gate(r, settings.fail_on, settings.fail_score);
   return r;

@@ -22,6 +22,13 @@ std::string flagged_label(const FlaggedWindow& w) {
 
 namespace {
 double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+
+// Which span a GPU line's figures are of, so that it never seems to contradict the steps line.
+std::string_view gpu_scope_text(std::string_view scope) {
+  if (scope == "steps") return "of steps";
+  if (scope == "gpu_step_annotations") return "of GPU-side step annotations";
+  return "from first to last GPU activity";
+}
 }  // namespace
 
 std::vector<std::string> headline_lines(const TraceReport& t) {
@@ -30,8 +37,9 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
   std::vector<std::string> out;
   if (h.gpus.empty()) out.push_back("no GPU activity (CPU-only trace)");
   for (const auto& g : h.gpus)
-    out.push_back(fmt::format("GPU {}: busy {:.1f}% of {:.3f} ms (compute {:.1f}%, exposed comm {:.1f}%, exposed memcpy {:.1f}%), idle {:.3f} ms",
-                              g.device, pct(g.busy, g.total), static_cast<double>(g.total) / 1e6, pct(g.computation, g.total),
+    out.push_back(fmt::format("GPU {}: busy {:.1f}% of {:.3f} ms {} (compute {:.1f}%, exposed comm {:.1f}%, exposed memcpy {:.1f}%), idle {:.3f} ms",
+                              g.device, pct(g.busy, g.total), static_cast<double>(g.total) / 1e6, gpu_scope_text(g.scope),
+                              pct(g.computation, g.total),
                               pct(g.exposed_communication, g.total), pct(g.exposed_memcpy, g.total), static_cast<double>(g.idle) / 1e6));
   if (!h.categories.empty()) {
     std::string line = "GPU time by category: ";
@@ -46,11 +54,15 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {:.1f} us, p95 {:.1f} us",
                               h.launches, 100.0 * h.short_kernel_share, static_cast<double>(h.launch_delay_p50) / 1e3,
                               static_cast<double>(h.launch_delay_p95) / 1e3));
+  size_t shown = 0;
   for (const Saving& s : t.savings) {
     if (s.step_share < 0.01) continue;  // below 1% of a step is noise next to run-to-run variation
-    out.push_back(fmt::format("what-if {}: {} would save ~{:.3f} ms per step ({:.1f}%)", s.id, s.fix,
-                              static_cast<double>(s.saved_per_step) / 1e6, 100.0 * s.step_share));
+    out.push_back(fmt::format("what-if {}: {} would save {}", s.id, s.fix, analyze_render::saving_text(s)));
+    ++shown;
   }
+  if (shown >= 2 && h.recoverable)
+    out.push_back(fmt::format("what-if all together: at most {} (the estimates overlap; capped at the step time minus its GPU busy time)",
+                              analyze_render::saving_text(*h.recoverable)));
   return out;
 }
 
@@ -97,7 +109,8 @@ std::string xml_escape(std::string_view s) {
 }
 
 std::string saving_text(const Saving& s) {
-  return fmt::format("~{:.3f} ms per step ({:.1f}%)", static_cast<double>(s.saved_per_step) / 1e6, 100.0 * s.step_share);
+  return fmt::format("~{:.3f} ms {} ({:.1f}%)", static_cast<double>(s.saved_per_step) / 1e6,
+                     s.per_step ? "per step" : "over the profiled span", 100.0 * s.step_share);
 }
 
 size_t finding_count(const TraceReport& t) {

@@ -24,8 +24,9 @@ std::string array(const std::vector<T>& items, F each) {
 }
 
 std::string saving(const Saving& s) {
-  return fmt::format(R"({{"id":{},"fix":{},"saved_per_step_ns":{},"step_share":{},"model":{}}})", json_string(s.id), json_string(s.fix),
-                     s.saved_per_step, num(s.step_share), json_string(s.model));
+  return fmt::format(R"({{"id":{},"fix":{},"saved_per_step_ns":{},"step_share":{},"model":{},"per_step":{},"bound_ns":{}}})",
+                     json_string(s.id), json_string(s.fix), s.saved_per_step, num(s.step_share), json_string(s.model),
+                     boolean(s.per_step), s.bound);
 }
 
 std::string finding(const Finding& f) {
@@ -46,14 +47,14 @@ std::string headline(const Headline& h) {
   std::string launches = h.launches > 0 ? fmt::format(R"({{"count":{},"short_kernel_share":{},"delay_p50_ns":{},"delay_p95_ns":{}}})",
                                                       h.launches, num(h.short_kernel_share), h.launch_delay_p50, h.launch_delay_p95)
                                         : "null";
-  return fmt::format(R"({{"gpus":{},"categories":{},"steps":{},"launches":{}}})",
+  return fmt::format(R"({{"gpus":{},"categories":{},"steps":{},"launches":{},"recoverable":{}}})",
                      array(h.gpus, [](const GpuHeadline& g) {
                        return fmt::format(
-                           R"({{"device":{},"total_ns":{},"busy_ns":{},"idle_ns":{},"computation_ns":{},"exposed_communication_ns":{},"exposed_memcpy_ns":{}}})",
-                           g.device, g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy);
+                           R"({{"device":{},"scope":{},"total_ns":{},"busy_ns":{},"idle_ns":{},"computation_ns":{},"exposed_communication_ns":{},"exposed_memcpy_ns":{}}})",
+                           g.device, json_string(g.scope), g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy);
                      }),
                      array(h.categories, [](const CategoryShare& c) { return fmt::format(R"({{"category":{},"share":{}}})", json_string(c.category), num(c.share)); }),
-                     steps, launches);
+                     steps, launches, h.recoverable ? saving(*h.recoverable) : "null");
 }
 
 std::string hash(const TraceReport& t) { return t.content_hash.empty() ? "null" : json_string(t.content_hash); }
