@@ -417,8 +417,9 @@ TEST(RulesEngine, SortedScoresAndEmptyRanges) {
     for (size_t i = 0; i < v.size(); ++i) {
       // Confidence weighted by the cost's share of the window (rules.hpp).
       best = std::max(best, v[i].confidence * (1.0 - std::exp(-3.0 * static_cast<double>(v[i].cost) / static_cast<double>(e - b))));
-      if (i > 0) {
-        EXPECT_GE(v[i - 1].confidence, v[i].confidence);
+      if (i > 0) {  // named_before: severity, then cost
+        EXPECT_GE(v[i - 1].severity, v[i].severity);
+        if (v[i - 1].severity == v[i].severity) EXPECT_GE(v[i - 1].cost, v[i].cost);
       }
     }
     expected.push_back(best);

@@ -92,7 +92,7 @@ struct FlaggedWindow {
   int64_t begin = 0;
   int64_t end = 0;
   double score = 0;
-  std::vector<Finding> findings;  // by confidence, then cost
+  std::vector<Finding> findings;  // in named_before order (rules.hpp): severity, then cost
   // The whole steady state rather than one window (index unused, score the trace's): the
   // rule detectors judged across it, for patterns spread too thin for any one window.
   bool steady_state = false;

@@ -45,6 +45,17 @@ struct RuleFinding {
   std::vector<CodeLocation> locations;  // user code, most telling first (may be empty)
 };
 
+// The order findings are named in, for a window and in a report: never a less severe one
+// ahead of a more severe one; among equals, the one that costs the most time (explains the
+// most of the range's lost or wasted GPU time) first; confidence breaks ties. Works on
+// RuleFinding and on the report's Finding alike.
+template <typename F>
+bool named_before(const F& a, const F& b) {
+  if (a.severity != b.severity) return a.severity > b.severity;
+  if (a.cost != b.cost) return a.cost > b.cost;
+  return a.confidence > b.confidence;
+}
+
 // Runs the rule detectors. Construction precomputes what every range needs (sorted GPU
 // activity, launches, per-track indices), so detect() over 100 windows stays cheap.
 class RuleEngine {
@@ -52,7 +63,7 @@ class RuleEngine {
   RuleEngine(const Trace& trace, const EventTree& tree);
   ~RuleEngine();
   RuleEngine(RuleEngine&&) noexcept;
-  // Every detector over [begin, end) (ns). Findings sorted by confidence, then cost.
+  // Every detector over [begin, end) (ns). Findings in named_before order.
   std::vector<RuleFinding> detect(int64_t begin, int64_t end) const;
   // The rule-based scorer (`--scorer rules`): per range, the highest confidence x cost
   // weight of any finding there, in [0, 1] (the weight, 1 - exp(-3 x cost share of the

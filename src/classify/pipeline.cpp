@@ -26,10 +26,6 @@ std::vector<size_t> top_windows(const std::vector<double>& scores, int k) {
   return out;
 }
 
-bool finding_order(const Finding& a, const Finding& b) {
-  if (a.confidence != b.confidence) return a.confidence > b.confidence;
-  return a.cost > b.cost;
-}
 
 // The rule detectors across the whole steady state catch what is spread too thin for any
 // one window to show: the eager inference step whose GPU idles 80% in short gaps across a
@@ -52,7 +48,7 @@ void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& f
     if (!reported) whole.findings.push_back(to_finding(rf, trace, tree, r.savings, r.begin, r.end));
   }
   if (whole.findings.empty()) return;
-  std::stable_sort(whole.findings.begin(), whole.findings.end(), finding_order);
+  std::stable_sort(whole.findings.begin(), whole.findings.end(), named_before<Finding>);
   r.flagged.push_back(std::move(whole));
 }
 
@@ -110,7 +106,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     for (const RuleFinding& rf : asked[j].evidence) fw.findings.push_back(to_finding(rf, trace, tree, r.savings, w.begin, w.end));
     if (j < verdicts.size()) merge_llm_verdict(fw.findings, verdicts[j], r.savings);
     if (fw.findings.empty()) continue;
-    std::stable_sort(fw.findings.begin(), fw.findings.end(), finding_order);
+    std::stable_sort(fw.findings.begin(), fw.findings.end(), named_before<Finding>);
     r.windows[top[j]].flagged = true;
     r.flagged.push_back(std::move(fw));
   }

@@ -111,7 +111,7 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
     if (!ix.on_primary(g) || !ix.has(g, kCommKernel)) continue;
     const int64_t gb = t.ts[g], ge = t.end(g);
     if (t.track_of(g).stream == ix.compute_stream) {  // the collective occupies the compute stream itself
-      on_compute += t.dur[g];
+      on_compute += overlap(gb, ge, begin, end);  // a collective running past the range costs the next one too
       by_comm[comm_op(ix, g)] += t.dur[g];
       f.events.push_back(g);
       continue;
@@ -127,7 +127,9 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
       if (t.track_of(c).stream != ix.compute_stream || t.track_of(c).device != ix.device || l == kNoEvent) continue;
       if (t.category[c] != Category::Kernel || ix.has(c, kCommKernel)) continue;
       if (t.ts[l] + ix.launch_latency + kResumeSlack < ge && t.ts[c] >= ge - kResumeSlack) {
-        waited += idle;
+        // Judged on the whole wait, counted where it falls in the range.
+        const int64_t cb = std::max(gb, begin), ce = std::min(ge, end);
+        waited += ce > cb ? (ce - cb) - covered(ix.compute_stream_busy, cb, ce) : 0;
         ++waits;
         comm_stream = t.track_of(g).stream;
         by_comm[comm_op(ix, g)] += idle;
@@ -151,7 +153,7 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
     f.evidence.push_back(fmt::format("collectives run {} on compute stream {} itself", dur_text(on_compute),
                                      ix.compute_stream));
   if (waits > 0) {
-    f.evidence.push_back(fmt::format("compute stream {} idles {} in {} waits on collectives on stream {}: kernels "
+    f.evidence.push_back(fmt::format("compute stream {} idles {} in the range in {} waits on collectives on stream {}: kernels "
                                      "already launched start only when the collective ends",
                                      ix.compute_stream, dur_text(waited), waits, comm_stream));
     f.evidence.push_back(fmt::format("e.g. {} ({}) held {} by {} ({})", comm_op(ix, example_waiter),

@@ -2,6 +2,7 @@
 // gpu_idle for the idle time no specific id explains.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "rule_index.hpp"
@@ -70,21 +71,36 @@ bool is_module_marker(const RuleIndex& ix, EventId e) {
 }
 
 // Host work in [b, e) that launches no GPU work: the outermost events under `ev` that
-// launch nothing while they run, added to `covered`; the largest is kept. Events that do
-// launch are looked into, since a layer may hold a numpy call between its kernels.
-void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, int64_t& covered, EventId& largest,
-                int64_t& largest_ns) {
+// launch nothing while they run, each handed to `found` with its overlap with [b, e).
+// Events that do launch are looked into, since a layer may hold a numpy call between its
+// kernels.
+template <typename F>
+void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found) {
   for (EventId ch : ix.tree.children(ev)) {
     if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch])) continue;
     const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
     if (o == 0) continue;
     if (launches_from(ix, ch) || is_module_marker(ix, ch)) {
-      quiet_work(ix, ch, b, e, covered, largest, largest_ns);
+      quiet_work(ix, ch, b, e, found);
       continue;
     }
-    covered += o;
-    if (o > largest_ns) largest_ns = o, largest = ch;
+    found(ch, o);
   }
+}
+
+// The host work behind idle time, by name: the time each name's calls hold of the idle,
+// how many calls, and the longest. Blame goes to what holds the time: 81 calls of 30 us are
+// not "inside" one op the way a single 3 ms call is.
+struct Culprit {
+  int64_t ns = 0;
+  std::vector<EventId> calls;
+  int64_t longest = 0;
+};
+
+std::string culprit_text(const Trace& t, const std::string& name, const Culprit& c) {
+  if (c.calls.size() == 1) return fmt::format("{} of that idle inside {} (one {} call)", dur_text(c.ns), name, dur_text(t.dur[c.calls[0]]));
+  return fmt::format("{} of that idle in {} {} calls (longest {})", dur_text(c.ns), c.calls.size(), name,
+                     dur_text(c.longest));
 }
 
 // Idle time in the first of several steps is warm-up (cuDNN autotuning, allocator growth,
@@ -174,14 +190,16 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     l->each_overlapping(t, begin, end, [&](EventId c) { runtime.emplace_back(t.ts[c], t.end(c)); });
   const std::vector<Interval> explained = merge_intervals(std::move(runtime));
   std::vector<Interval> pieces;
-  for (auto gap : ix.whole_idle_gaps(begin, end)) {
+  // In steps: preprocessing that opens an inference step (decoding video, an image
+  // processor) runs before its first kernel, and the step waits on it all the same.
+  for (auto gap : ix.whole_idle_gaps(begin, end, true)) {
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
     for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end))) pieces.push_back(p);
   }
   if (pieces.empty()) return;
   RuleFinding f;
   int64_t idle = 0;
-  std::map<std::string, int64_t> by_culprit;
+  std::map<std::string, Culprit> by_culprit;
   std::vector<Interval> used;
   EventId worst = kNoEvent;
   int64_t worst_ns = 0;
@@ -189,24 +207,28 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
     // but is slow to get there (host contention, a first call) is not "work that launches
     // nothing": gpu_idle reports those with what the host did.
-    int64_t cover = 0, best = 0;
-    EventId c = kNoEvent;
+    int64_t cover = 0;
+    std::vector<std::pair<EventId, int64_t>> quiet;
+    auto found = [&](EventId ev, int64_t o) {
+      cover += o;
+      quiet.emplace_back(ev, o);
+    };
     ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
       if (is_launch(t.category[ev])) return;
-      const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
-      if (!launches_from(ix, ev) && !is_module_marker(ix, ev)) {
-        cover += o;
-        if (o > best) best = o, c = ev;
-      } else {
-        quiet_work(ix, ev, b, e, cover, c, best);
-      }
+      if (!launches_from(ix, ev) && !is_module_marker(ix, ev)) found(ev, overlap(t.ts[ev], t.end(ev), b, e));
+      else quiet_work(ix, ev, b, e, found);
     });
-    if (c == kNoEvent || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
+    if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
     idle += e - b;
     used.emplace_back(b, e);
-    by_culprit[std::string(t.name_of(c))] += e - b;
-    if (e - b > worst_ns) worst_ns = e - b, worst = c;
-    f.events.push_back(c);
+    for (auto [ev, o] : quiet) {
+      Culprit& c = by_culprit[std::string(t.name_of(ev))];
+      c.ns += o;
+      if (std::find(c.calls.begin(), c.calls.end(), ev) == c.calls.end()) c.calls.push_back(ev);
+      c.longest = std::max(c.longest, t.dur[ev]);
+      if (o > worst_ns) worst_ns = o, worst = ev;
+      if (f.events.size() < 256 && std::find(f.events.begin(), f.events.end(), ev) == f.events.end()) f.events.push_back(ev);
+    }
   }
   const double range = static_cast<double>(end - begin);
   if (f.events.empty() || static_cast<double>(idle) / range < kCpuFireShare) return;
@@ -221,15 +243,21 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), used.size(),
                                    dur_text(kLongGap)));
   std::vector<std::pair<int64_t, std::string>> by;
-  for (auto& [n, ns] : by_culprit) by.emplace_back(ns, n);
+  for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
   std::sort(by.rbegin(), by.rend());
-  for (size_t i = 0; i < by.size() && i < 3; ++i)
-    f.evidence.push_back(fmt::format("{} of that idle inside {}", dur_text(by[i].first), by[i].second));
+  for (size_t i = 0; i < by.size() && i < 3; ++i) f.evidence.push_back(culprit_text(t, by[i].second, by_culprit[by[i].second]));
   f.locations = user_locations(ix, f.events);
-  f.fix = fmt::format("move {}{} off the step path (into DataLoader workers or a background thread) or onto the GPU; "
-                      "avoid numpy/Python work per step",
-                      by.front().second,
-                      f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line));
+  const Culprit& top = by_culprit[by.front().second];
+  const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
+  // Many short calls are per-op overhead, not one piece of work to move elsewhere.
+  f.fix = top.calls.size() > 1 && top.longest * 4 < top.ns
+              ? fmt::format("the host spends the idle in {} short {} calls{}: do that work in fewer, larger ops (batch "
+                            "per-tensor loops with torch._foreach_* or one op over a flattened tensor), or move it off "
+                            "the step path",
+                            top.calls.size(), by.front().second, where)
+              : fmt::format("move {}{} off the step path (into DataLoader workers or a background thread) or onto the "
+                            "GPU; avoid numpy/Python work per step",
+                            by.front().second, where);
   out.explained_idle.insert(out.explained_idle.end(), used.begin(), used.end());
   out.findings.push_back(std::move(f));
 }

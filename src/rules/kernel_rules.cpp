@@ -173,6 +173,9 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
     kernel_time += t.dur[g];
     const OpCategory c = ix.gpu_cat[i];
     if (c != OpCategory::GEMM && c != OpCategory::CONV_fwd && c != OpCategory::CONV_bwd) return;
+    // cuDNN's NCHW<->NHWC transposes run under the convolution op but move memory, no math:
+    // layout_conversion's, never FP32 math.
+    if (ix.has(g, kLayoutKernel)) return;
     matmul_time += t.dur[g];
     if (ix.has(g, kTensorCoreKernel)) return;
     const std::string type = first_type(t, ix.tree.owner_op(g));

@@ -89,6 +89,32 @@ std::string optimizer_class(std::string_view name) {
   return std::string(c.substr(0, c.find('.')));
 }
 
+// The optimizers torch.optim itself provides, and which of them take fused=True (torch 2.x;
+// Adagrad's fused path is newer and CPU-only in places, so it is not offered). LBFGS and
+// SparseAdam have no multi-tensor path at all.
+bool in_torch_optim(std::string_view cls) {
+  for (std::string_view c : {"SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop",
+                             "Rprop"})
+    if (cls == c) return true;
+  return false;
+}
+bool has_fused(std::string_view cls) { return cls == "SGD" || cls == "Adam" || cls == "AdamW"; }
+
+// The fix names only constructors that exist: torch.optim's own classes with their
+// foreach/fused flags; for any other class (a library's Shampoo, torchrec's
+// CombinedOptimizer, an EMA wrapper) the library's own multi-tensor option, in general words.
+std::string optimizer_fix(const std::string& cls, size_t kernels) {
+  if (in_torch_optim(cls))
+    return fmt::format("construct torch.optim.{}(..., foreach=True){} so the update runs as a few multi_tensor_apply "
+                       "kernels instead of {} per-parameter ones",
+                       cls, has_fused(cls) ? " (or fused=True)" : "", kernels);
+  return fmt::format("{} is not a torch.optim optimizer: turn on its library's multi-tensor or fused update (often a "
+                     "foreach/fused flag or a grouped-parameter mode), or for the plain optimizers it wraps use "
+                     "torch.optim's foreach=True / fused=True, so the update runs as a few batched kernels instead of {} "
+                     "per-parameter ones",
+                     cls, kernels);
+}
+
 }  // namespace
 
 void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
@@ -120,10 +146,7 @@ void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t 
                                         : fmt::format("launching ops: {}; GPU idle {} during the step", ops_text(l.by_op),
                                                       dur_text(idle)));
     f.locations = user_locations(ix, {span});
-    const std::string cls = optimizer_class(name);
-    f.fix = fmt::format("construct torch.optim.{}(..., foreach=True) (or fused=True where the optimizer has it) so the "
-                        "update runs as a few multi_tensor_apply kernels instead of {} per-parameter ones",
-                        cls, l.gpu.size());
+    f.fix = optimizer_fix(optimizer_class(name), l.gpu.size());
     // The GPU waiting on this span's host work is explained by it.
     for (auto iv : ix.idle_gaps(b, e)) out.explained_idle.push_back(iv);
     out.findings.push_back(std::move(f));

@@ -207,6 +207,17 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
         ca->bytes >= (1 << 20) && (n.find("HtoD") != std::string_view::npos || n.find("DtoH") != std::string_view::npos))
       large_copies.add(g, t.ts[g], t.dur[g]);
   }
+  // A cudaMemcpyAsync to pageable host memory returns only when the copy is done, so it
+  // waits for everything queued before it: a sync on the queue like cudaStreamSynchronize
+  // (a .cpu() or .item() of a small result), and host_sync judges it with them.
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const EventId g = gpu[i];
+    if (t.category[g] != Category::GpuMemcpy) continue;
+    const std::string_view n = t.name_of(g);
+    if (n.find("DtoH") == std::string_view::npos || n.find("Pageable") == std::string_view::npos) continue;
+    const EventId l = tree.launcher(g);
+    if (l != kNoEvent && has(l, kMemcpyCall) && !has(l, kBlockingMemcpy)) syncs.add(l, t.ts[l], t.dur[l]);
+  }
   for (SpanList* l : {&large_copies, &main_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache})
     l->sort(t);
@@ -261,18 +272,24 @@ std::vector<Interval> RuleIndex::idle_gaps_in_steps(int64_t b, int64_t e) const 
   return uncovered(busy, std::max(b, step_first), std::min(e, step_last));
 }
 
-std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e) const {
-  if (busy.empty() || e <= gpu_first || b >= gpu_last) return {};
+std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e, bool in_steps) const {
+  const int64_t first = in_steps ? step_first : gpu_first, last = in_steps ? step_last : gpu_last;
+  if (busy.empty() || e <= first || b >= last) return {};
   // From the start of the last busy interval beginning before b to the first one beginning
   // at or after e: every gap in between is whole.
   auto it = std::lower_bound(busy.begin(), busy.end(), b, [](const Interval& iv, int64_t x) { return iv.first < x; });
-  const int64_t from = it == busy.begin() ? gpu_first : std::prev(it)->first;
+  const int64_t from = it == busy.begin() ? first : std::prev(it)->first;
   auto jt = std::lower_bound(it, busy.end(), e, [](const Interval& iv, int64_t x) { return iv.first < x; });
-  const int64_t to = jt == busy.end() ? gpu_last : jt->first;
+  const int64_t to = jt == busy.end() ? last : jt->first;
   std::vector<Interval> out;
   for (auto g : uncovered(busy, from, to))
     if (g.second > b && g.first < e) out.push_back(g);
   return out;
+}
+
+int64_t RuleIndex::resume_after(int64_t ts) const {
+  auto [li, lend] = launch_range(ts, INT64_MAX);
+  return li < lend ? launch_ts[li] + launch_latency : ts;
 }
 
 EventId RuleIndex::enclosing_op(EventId e) const {

@@ -99,6 +99,8 @@ struct RuleIndex {
   SpanList main_top;                 // its top-level events (under ProfilerStep when present)
   SpanList cpu_ops;                  // every cpu_op, all threads
   SpanList large_copies;             // host<->device copies of at least 1 MB, primary device
+  // syncs: synchronizing calls, blocking cudaMemcpy, and async copies to pageable host memory
+  // (which return only when the queue ahead of them is done).
   SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
   int64_t median_step = 0;           // ns, 0 without steps
@@ -117,8 +119,14 @@ struct RuleIndex {
   std::vector<Interval> idle_gaps_in_steps(int64_t b, int64_t e) const;
   // The whole idle gaps that overlap [b, e), not clipped: a gap's length says what kind of
   // stall it is, and a short range may see only part of a long gap.
-  std::vector<Interval> whole_idle_gaps(int64_t b, int64_t e) const;
+  // in_steps: the GPU counts as idle from the first profiled step's start to the last one's
+  // end (see idle_gaps_in_steps): CPU work that opens a step before any kernel runs keeps
+  // the step waiting as much as work between kernels does.
+  std::vector<Interval> whole_idle_gaps(int64_t b, int64_t e, bool in_steps = false) const;
   bool on_primary(EventId g) const { return t.track_of(g).device == device; }
+  // When the GPU can next start work after the host returns at `ts`: the first launch issued
+  // at or after it, plus the idle-queue latency (`ts` itself when nothing follows).
+  int64_t resume_after(int64_t ts) const;
   // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
   EventId enclosing_op(EventId e) const;
   // Whether [b, e) lies inside a step after the first, or after warmup_end without steps.

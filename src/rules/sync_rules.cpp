@@ -2,6 +2,8 @@
 // device allocations after warm-up (alloc_churn).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "rule_index.hpp"
@@ -96,8 +98,7 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     // The GPU idles from when its queue drains at the end of the sync until the next launch the
     // host issues after it arrives; time the host spends in the DataLoader meanwhile is
     // dataloader_stall's.
-    auto [li, lend] = ix.launch_range(t.end(s), INT64_MAX);
-    const int64_t resume = li < lend ? ix.launch_ts[li] + ix.launch_latency : t.end(s);
+    const int64_t resume = ix.resume_after(t.end(s));
     if (resume <= begin) return;
     // The sync returns once the queue is empty; gaps while it waits are the queue's own.
     const int64_t drained = std::max(t.ts[s], t.end(s) - ix.launch_latency);
@@ -115,6 +116,10 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     idle += caused;
     cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused});
   });
+  // Several syncs may be followed by the same idle: count it once.
+  idle_ivs = merge_intervals(std::move(idle_ivs));
+  idle = 0;
+  for (auto [b, e] : idle_ivs) idle += e - b;
   if (cases.empty() || (idle < kMinIdleAfter && blocked < kLongSync)) return;
 
   std::stable_sort(cases.begin(), cases.end(), [&](const SyncCase& a, const SyncCase& b) {
@@ -160,25 +165,54 @@ namespace {
 constexpr int kMinAllocCalls = 2;
 // ... unless that one call is this long (cudaFree synchronizes the device).
 constexpr int64_t kLongAllocCall = 100'000;
-// Confidence: allocator time as a share of the range; 0.2% fires, 5% is certain.
+// Confidence: allocator time (whole calls, also the parts outside the range) as a share of
+// the range; 0.2% fires, 5% is certain.
 constexpr double kAllocFireShare = 0.002;
 constexpr double kAllocStrongShare = 0.05;
+// The next launch within this of an allocator call's end is the one the call held up (the
+// op that needed the memory launching its kernel).
+constexpr int64_t kAllocResumeSlack = 200'000;
+
+// "aten::empty under aten::addmm": the op that allocates and the op that needed it.
+std::string op_path(const RuleIndex& ix, EventId op) {
+  if (op == kNoEvent) return "no op (the allocator itself)";
+  std::string s(ix.t.name_of(op));
+  EventId p = ix.tree.parent(op);
+  while (p != kNoEvent && ix.t.category[p] != Category::CpuOp) p = ix.tree.parent(p);
+  if (p != kNoEvent) s += fmt::format(" under {}", ix.t.name_of(p));
+  return s;
+}
 }  // namespace
 
 void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
+  // Calls are judged whole: a cudaFree that began before the range and blocks the host
+  // through it (while the GPU works off what was queued before) is the range's cause, as is
+  // one shortly before whose GPU idle reaches into it.
   std::vector<EventId> calls;
   int64_t total = 0;
   int mallocs = 0, frees = 0;
   std::map<std::string, int64_t> by_op;
-  ix.allocs.each_overlapping(t, begin, end, [&](EventId a) {
-    if (t.ts[a] < begin || !ix.after_warmup(a)) return;
+  std::vector<Interval> blocked, idle_ivs;
+  EventId crossing = kNoEvent;  // the longest call crossing an edge of the range
+  ix.allocs.each_overlapping(t, begin - kSyncLookback, end, [&](EventId a) {
+    if (!ix.after_warmup(a)) return;
+    // The GPU idle the call causes: under it (cudaFree waits for the device, cudaMalloc
+    // holds up the host's next launch), and on until the host launches again when that
+    // comes right after it; a later launch waits on whatever the host did in between.
+    const int64_t resume = ix.resume_after(t.end(a));
+    const int64_t until = resume - t.end(a) <= kAllocResumeSlack ? resume : t.end(a);
+    std::vector<Interval> caused =
+        uncovered(ix.busy, std::max({t.ts[a], ix.gpu_first, begin}), std::min({until, ix.gpu_last, end}));
+    if (t.end(a) <= begin && caused.empty()) return;
     calls.push_back(a);
     total += t.dur[a];
     const std::string_view n = t.name_of(a);
     (n.find("Free") != std::string_view::npos ? frees : mallocs)++;
-    const EventId op = ix.enclosing_op(a);
-    by_op[op == kNoEvent ? std::string("no op (the allocator itself)") : std::string(t.name_of(op))] += t.dur[a];
+    by_op[op_path(ix, ix.enclosing_op(a))] += t.dur[a];
+    if (overlap(t.ts[a], t.end(a), begin, end) > 0) blocked.emplace_back(std::max(begin, t.ts[a]), std::min(end, t.end(a)));
+    if ((t.ts[a] < begin || t.end(a) > end) && (crossing == kNoEvent || t.dur[a] > t.dur[crossing])) crossing = a;
+    idle_ivs.insert(idle_ivs.end(), caused.begin(), caused.end());
   });
   std::vector<EventId> cache_calls;
   ix.empty_cache.each_overlapping(t, begin, end, [&](EventId e) {
@@ -193,12 +227,19 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   f.confidence = confidence_between(static_cast<double>(total) / range, kAllocFireShare, kAllocStrongShare);
   if (!cache_calls.empty()) f.confidence = std::max(f.confidence, 0.8);  // empty_cache in the loop is the pattern itself
   if (ix.tree.steps().empty()) f.confidence *= 0.8;  // warm-up guessed, not known from steps
-  f.cost = total;
+  // What it costs the range: the host blocked in the calls and the GPU idle they cause,
+  // counted once, inside the range.
+  idle_ivs = merge_intervals(std::move(idle_ivs));
+  std::vector<Interval> both = blocked;
+  both.insert(both.end(), idle_ivs.begin(), idle_ivs.end());
+  both = merge_intervals(std::move(both));
+  for (auto [b, e] : both) f.cost += e - b;
+  int64_t idle = 0;
+  for (auto [b, e] : idle_ivs) idle += e - b;
   f.events = calls;
   f.events.insert(f.events.begin(), cache_calls.begin(), cache_calls.end());
-  f.begin = t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
+  if (crossing != kNoEvent) std::stable_partition(f.events.begin(), f.events.end(), [&](EventId e) { return e == crossing; });
+  set_span(t, f);
   std::string top_op;
   int64_t top_ns = -1;
   for (auto& [op, ns] : by_op)
@@ -207,6 +248,16 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
                                    mallocs, frees,
                                    ix.tree.steps().empty() ? "past the first fifth of the trace" : "past the first step",
                                    dur_text(total)));
+  if (crossing != kNoEvent)
+    f.evidence.push_back(fmt::format("{} of {} crosses the range's edge ({} to {} of the range start): the host is "
+                                     "blocked in it, launching nothing, while the GPU works off what was queued before",
+                                     t.name_of(crossing), dur_text(t.dur[crossing]),
+                                     fmt::format("{}{}", t.ts[crossing] < begin ? "-" : "+", dur_text(std::llabs(t.ts[crossing] - begin))),
+                                     fmt::format("{}{}", t.end(crossing) < begin ? "-" : "+", dur_text(std::llabs(t.end(crossing) - begin)))));
+  if (idle > 0)
+    f.evidence.push_back(fmt::format("GPU idle {} in the range from these calls until the host launches again ({} of "
+                                     "the range)",
+                                     dur_text(idle), pct_text(static_cast<double>(idle) / range)));
   if (!top_op.empty() && !calls.empty())
     f.evidence.push_back(fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
   if (!cache_calls.empty())
@@ -220,10 +271,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
               : fmt::format("the caching allocator keeps growing under {}{}: keep shapes stable (pad to a few bucket "
                             "sizes) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                             top_op, where);
-  // cudaFree synchronizes the device and cudaMalloc can stall: GPU idle under them is theirs.
-  for (EventId e : calls)
-    for (auto iv : uncovered(ix.busy, std::max(t.ts[e], ix.gpu_first), std::min(t.end(e), ix.gpu_last)))
-      out.explained_idle.push_back(iv);
+  out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
   out.findings.push_back(std::move(f));
 }
 

@@ -39,14 +39,42 @@ std::vector<EventId> copies_in(const RuleIndex& ix, int64_t b, int64_t e) {
   return v;
 }
 
-// Host time of a copy: its enclosing op (aten::copy_ waits for a pageable copy and its
-// stream sync), else the launching call.
-int64_t host_time(const RuleIndex& ix, EventId g, EventId* op_out = nullptr) {
+// Copies judged for a range: those that start in it, and those whose launching call
+// overlaps it (a pageable upload whose host call began before the window, or whose copy
+// runs after it, is the window's as much as its own).
+std::vector<EventId> copies_judged(const RuleIndex& ix, int64_t b, int64_t e) {
+  std::vector<EventId> v = copies_in(ix, b, e);
+  ix.memcpy_calls.each_overlapping(ix.t, b, e, [&](EventId call) {
+    for (EventId g : ix.tree.children(call))
+      if (ix.t.category[g] == Category::GpuMemcpy && ix.on_primary(g) && (ix.t.ts[g] < b || ix.t.ts[g] >= e))
+        v.push_back(g);
+  });
+  return v;
+}
+
+// Host time of a copy within [b, e): the span of its enclosing op (aten::copy_ waits for a
+// pageable copy and its stream sync), else of the launching call, split into the op's own
+// time and the time it waits behind the launch queue: from the launch call until the copy
+// starts on the GPU, beyond the idle-queue latency. A 704-byte copy whose aten::copy_ takes
+// 146 ms because 146 ms of kernels were queued ahead of it is a sync on that queue
+// (host_sync reports it), not 146 ms of transfer cost.
+struct HostTime {
+  int64_t own = 0;
+  int64_t queued = 0;
+};
+HostTime host_time(const RuleIndex& ix, EventId g, int64_t b, int64_t e, EventId* op_out = nullptr) {
+  const Trace& t = ix.t;
   const EventId op = ix.enclosing_op(g);
-  if (op_out != nullptr) *op_out = op;
-  if (op != kNoEvent) return ix.t.dur[op];
   const EventId l = ix.tree.launcher(g);
-  return l == kNoEvent ? 0 : ix.t.dur[l];
+  if (op_out != nullptr) *op_out = op;
+  const EventId host = op != kNoEvent ? op : l;
+  if (host == kNoEvent) return {};
+  const int64_t hb = std::max(b, t.ts[host]), he = std::min(e, t.end(host));
+  HostTime h;
+  if (he <= hb) return h;
+  if (l != kNoEvent && t.ts[g] - t.ts[l] > ix.launch_latency) h.queued = overlap(hb, he, t.ts[l] + ix.launch_latency, t.ts[g]);
+  h.own = (he - hb) - h.queued;
+  return h;
 }
 
 std::string top_name(const std::map<std::string, int64_t>& m) {
@@ -88,16 +116,17 @@ constexpr size_t kRedundantMinCopies = 3;
 void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   RuleFinding f;
-  int64_t copy_time = 0, bytes = 0, host = 0;
+  int64_t copy_time = 0, copy_here = 0, bytes = 0, host = 0;
   int n_up = 0, n_down = 0;
   std::map<std::string, int64_t> by_op;
   std::vector<Interval> host_spans;
-  for (EventId g : copies_in(ix, begin, end)) {
+  for (EventId g : copies_judged(ix, begin, end)) {
     const std::string_view n = t.name_of(g);
     if (n.find("Pageable") == std::string_view::npos || bytes_of(t, g) < kSmallCopyBytes) continue;
     EventId op;
-    host += host_time(ix, g, &op);
+    host += host_time(ix, g, begin, end, &op).own;
     copy_time += t.dur[g];
+    copy_here += overlap(t.ts[g], t.end(g), begin, end);
     bytes += bytes_of(t, g);
     (direction(n) == Dir::DtoH ? n_down : n_up)++;
     by_op[op == kNoEvent ? std::string(n) : std::string(t.name_of(op))] += t.dur[g];
@@ -105,14 +134,17 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
     f.events.push_back(g);
   }
   const double range = static_cast<double>(end - begin);
-  if (f.events.empty() || static_cast<double>(copy_time) / range < kPageableFireShare) return;
+  // What the range shows of the pattern: the copies' GPU time in it, or the host's wait for
+  // them in it when the copy itself runs outside.
+  const double signal = static_cast<double>(std::max(copy_here, host)) / range;
+  if (f.events.empty() || signal < kPageableFireShare) return;
   f.id = "pageable_memcpy";
-  f.confidence = confidence_between(static_cast<double>(copy_time) / range, kPageableFireShare, kPageableStrongShare);
+  f.confidence = confidence_between(signal, kPageableFireShare, kPageableStrongShare);
   f.cost = host;
   span_of(t, f);
   const double gbps = copy_time > 0 ? static_cast<double>(bytes) / static_cast<double>(copy_time) : 0;
   f.evidence.push_back(fmt::format("{} copies from/to pageable host memory ({} up, {} down), {} in {} ({:.1f} GB/s); "
-                                   "the host waits {} for them",
+                                   "the host waits {} for them in the range",
                                    f.events.size(), n_up, n_down, bytes_text(bytes), dur_text(copy_time), gbps,
                                    dur_text(host)));
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
@@ -137,7 +169,7 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
 void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   RuleFinding f;
-  int64_t host = 0, bytes = 0;
+  int64_t host = 0, bytes = 0, queued = 0, longest_queue = 0;
   int up = 0, down = 0;
   std::map<std::string, int64_t> by_op;
   for (EventId g : copies_in(ix, begin, end)) {
@@ -145,8 +177,10 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
     const int64_t b = bytes_of(t, g);
     if ((d != Dir::HtoD && d != Dir::DtoH) || b < 0 || b >= kSmallCopyBytes) continue;
     EventId op;
-    const int64_t h = host_time(ix, g, &op);
-    host += h;
+    const HostTime h = host_time(ix, g, begin, end, &op);
+    host += h.own;
+    queued += h.queued;
+    if (const EventId l = ix.tree.launcher(g); l != kNoEvent) longest_queue = std::max(longest_queue, t.ts[g] - t.ts[l]);
     bytes += b;
     (d == Dir::HtoD ? up : down)++;
     by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += 1;
@@ -162,6 +196,11 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
                                    bytes_text(bytes / static_cast<int64_t>(f.events.size())), dur_text(host)));
   f.evidence.push_back(fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
+  if (queued > 0)
+    f.evidence.push_back(fmt::format("those ops also wait {} behind the launch queue (up to {} from a launch call to its "
+                                     "copy's start): the copies wait for the GPU to work off earlier work, a sync on "
+                                     "the queue, not transfer cost",
+                                     dur_text(queued), dur_text(longest_queue)));
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
                       "{} small copies issued by {}{} into one, and keep scalars in Python",

@@ -1,0 +1,273 @@
+// Causal rule judgement on real traces (issue 12 items 0 and 1): a range is judged by the
+// host spans that cross its edges with their whole length, by what the host did in its GPU
+// idle gaps, and by the op that really holds the time; findings are named most severe and
+// costliest first; costs stay inside their range; fixes name constructors that exist.
+// Traces come from tests/data, else from ../shared/traces/public (skipped when neither).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+#include "ttap/load.hpp"
+#include "ttap/rules.hpp"
+#include "ttap/windows.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Loaded {
+  ttap::Trace trace;
+  ttap::EventTree tree;
+  std::unique_ptr<ttap::RuleEngine> engine;
+  std::vector<std::pair<int64_t, int64_t>> windows;  // 100 equal windows of the steady state
+  int64_t begin = 0, end = 0;
+};
+
+// The trace from tests/data, else from the shared folder; nullptr when neither has it.
+const Loaded* find_trace(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Loaded>> cache;
+  auto& slot = cache[name];
+  if (slot) return slot.get();
+  std::string path = ttap::test::data(name);
+  if (!fs::exists(path)) path = std::string(TTAP_SHARED_TRACES) + "/" + name;
+  if (!fs::exists(path)) return nullptr;
+  slot = std::make_unique<Loaded>();
+  slot->trace = ttap::load_trace(path);
+  slot->tree = ttap::EventTree::build(slot->trace);
+  slot->engine = std::make_unique<ttap::RuleEngine>(slot->trace, slot->tree);
+  const ttap::SteadyState s = ttap::steady_state(slot->trace, slot->tree);
+  slot->begin = s.begin;
+  slot->end = s.end;
+  const int64_t n = 100, span = std::max<int64_t>(s.end - s.begin, n);
+  for (int64_t i = 0; i < n; ++i) slot->windows.emplace_back(s.begin + span * i / n, s.begin + span * (i + 1) / n);
+  return slot.get();
+}
+#define TRACE_OR_SKIP(var, name)      \
+  const Loaded* var = find_trace(name); \
+  if (var == nullptr) GTEST_SKIP() << "neither tests/data nor " << TTAP_SHARED_TRACES << " has " << name
+
+std::string dump(const std::vector<ttap::RuleFinding>& v) {
+  std::string s;
+  for (const auto& f : v) {
+    s += f.id + " " + std::string(ttap::severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
+    for (const auto& e : f.evidence) s += "  " + e + "\n";
+    s += "  fix: " + f.fix + "\n";
+  }
+  return s;
+}
+
+// "2.18 ms" / "40 us" / "12.0 us" back to ns.
+int64_t parse_dur(const std::string& num, const std::string& unit) {
+  const double v = std::stod(num);
+  return static_cast<int64_t>(v * (unit == "ms" ? 1e6 : 1e3));
+}
+
+// Each cpu_bound_step line names the op that holds the time: a single call ("inside X (one
+// D call)") is at least as long as the idle blamed on it; many calls say how many and the
+// longest. hta_ddp_a100_nccl's backward gaps hold 81 aten::as_strided calls of at most
+// 59 us: they are not 3.62 ms "inside aten::as_strided".
+TEST(CausalBlame, NamesTheOpThatHoldsTheTime) {
+  TRACE_OR_SKIP(l, "hta_ddp_a100_nccl.json.gz");
+  const std::regex inside(R"(^([0-9.]+) (ms|us) of that idle inside (.+) \(one ([0-9.]+) (ms|us) call\)$)");
+  const std::regex calls(R"(^([0-9.]+) (ms|us) of that idle in ([0-9]+) (.+) calls \(longest ([0-9.]+) (ms|us)\)$)");
+  size_t lines = 0, as_strided = 0;
+  for (auto [b, e] : l->windows)
+    for (const auto& f : l->engine->detect(b, e)) {
+      if (f.id != "cpu_bound_step") continue;
+      for (size_t i = 1; i < f.evidence.size(); ++i) {
+        std::smatch m;
+        const std::string& line = f.evidence[i];
+        if (std::regex_match(line, m, inside)) {
+          EXPECT_GE(parse_dur(m[4], m[5]) * 101 / 100, parse_dur(m[1], m[2])) << line;
+          EXPECT_NE(m[3], "aten::as_strided") << line;
+        } else if (std::regex_match(line, m, calls)) {
+          EXPECT_GE(std::stoi(m[3]), 2) << line;
+          if (m[4] == "aten::as_strided") {
+            ++as_strided;
+            EXPECT_LE(parse_dur(m[5], m[6]), 59'000) << line;  // no as_strided call in the trace exceeds 59 us
+          }
+        } else {
+          ADD_FAILURE() << "unexpected cpu_bound_step line: " << line;
+        }
+        ++lines;
+      }
+    }
+  EXPECT_GT(lines, 0u);
+  EXPECT_GT(as_strided, 0u);  // the backward gaps: the as_strided calls named as many short calls
+}
+
+// cuDNN's NCHW<->NHWC transposes run under the convolution ops but do no math: they are
+// layout_conversion's evidence, never FP32 GEMM/conv time.
+TEST(CausalKernels, LayoutTransposeIsNotFp32Math) {
+  TRACE_OR_SKIP(l, "hta_ddp_a100_nccl.json.gz");
+  size_t layout = 0;
+  for (auto [b, e] : l->windows)
+    for (const auto& f : l->engine->detect(b, e)) {
+      if (f.id == "layout_conversion") ++layout;
+      if (f.id != "fp32_no_tensor_cores") continue;
+      for (ttap::EventId g : f.events) {
+        const std::string_view n = l->trace.name_of(g);
+        EXPECT_EQ(n.find("nchwToNhwc"), std::string_view::npos) << dump({f});
+        EXPECT_EQ(n.find("nhwcToNchw"), std::string_view::npos) << dump({f});
+      }
+      for (const auto& line : f.evidence) EXPECT_EQ(line.find("nchwToNhwc"), std::string::npos) << line;
+    }
+  EXPECT_GT(layout, 0u);
+}
+
+// The optimizers torch.optim has. A fix may name torch.optim.X( only for these.
+const std::set<std::string>& torch_optim() {
+  static const std::set<std::string> s = {"SGD",   "Adam",  "AdamW",   "Adagrad", "Adadelta", "Adamax",
+                                          "ASGD",  "NAdam", "RAdam",   "RMSprop", "Rprop",    "LBFGS",
+                                          "SparseAdam"};
+  return s;
+}
+
+// Judged over the steady state's windows and over each optimizer step span itself (a
+// trace's only Shampoo step may lie outside its steady state).
+void expect_real_optimizer_fixes(const Loaded& l, const std::string& foreign, size_t& foreign_seen) {
+  const std::regex ctor(R"(torch\.optim\.([A-Za-z]+)\()");
+  std::vector<std::pair<int64_t, int64_t>> ranges = l.windows;
+  for (ttap::EventId e = 0; e < l.trace.size(); ++e)
+    if (l.trace.name_of(e).starts_with("Optimizer.step#")) ranges.emplace_back(l.trace.ts[e], l.trace.end(e));
+  for (auto [b, e] : ranges)
+    for (const auto& f : l.engine->detect(b, e)) {
+      if (f.id != "optimizer_single_tensor") continue;
+      for (auto it = std::sregex_iterator(f.fix.begin(), f.fix.end(), ctor); it != std::sregex_iterator(); ++it)
+        EXPECT_TRUE(torch_optim().count((*it)[1])) << f.fix;
+      if (f.evidence[0].find("#" + foreign + ".step") != std::string::npos) {
+        ++foreign_seen;
+        EXPECT_NE(f.fix.find(foreign + " is not a torch.optim optimizer"), std::string::npos) << f.fix;
+      }
+    }
+}
+
+// Shampoo (hta_sampled_rank0) and torchrec's CombinedOptimizer (hta_mtia_no_gpu_large) are
+// not torch.optim classes: the fix names the library's own multi-tensor option in general
+// words, and torch.optim's flags only for what torch.optim has.
+TEST(CausalFixes, OptimizerFixesNameRealConstructors) {
+  size_t shampoo = 0, combined = 0;
+  const Loaded* sampled = find_trace("hta_sampled_rank0.json.gz");
+  const Loaded* mtia = find_trace("hta_mtia_no_gpu_large.json.gz");
+  if (sampled == nullptr && mtia == nullptr) GTEST_SKIP() << "neither hta_sampled_rank0 nor hta_mtia_no_gpu_large found";
+  if (sampled != nullptr) {
+    expect_real_optimizer_fixes(*sampled, "Shampoo", shampoo);
+    EXPECT_GT(shampoo, 0u);
+  }
+  if (mtia != nullptr) {
+    expect_real_optimizer_fixes(*mtia, "CombinedOptimizer", combined);
+    EXPECT_GT(combined, 0u);
+  }
+  const Loaded* nw0 = find_trace("kineto_resnet50_v100_nw0.json.gz");
+  ASSERT_NE(nw0, nullptr);
+  size_t none = 0;
+  expect_real_optimizer_fixes(*nw0, "Shampoo", none);
+}
+
+// hta_torchrec_a100_rank0 runs ~162 ms ahead of its GPU. Its 704-byte device-to-host copies
+// wait ~146 ms each in aten::copy_ for that queue: the wait is a sync on the queue
+// (host_sync, across the steady state, names cudaMemcpyAsync), not 762 ms of small-transfer
+// host time; and no cost exceeds its range.
+TEST(CausalTransfers, SmallCopiesWaitingBehindTheQueueAreASync) {
+  TRACE_OR_SKIP(l, "hta_torchrec_a100_rank0.json.gz");
+  size_t small = 0;
+  for (auto [b, e] : l->windows)
+    for (const auto& f : l->engine->detect(b, e)) {
+      EXPECT_LE(f.cost, e - b) << dump({f});
+      if (f.id == "small_transfers") ++small;
+    }
+  const auto whole = l->engine->detect(l->begin, l->end);
+  const ttap::RuleFinding* sync = nullptr;
+  const ttap::RuleFinding* transfers = nullptr;
+  for (const auto& f : whole) {
+    EXPECT_LE(f.cost, l->end - l->begin) << dump({f});
+    if (f.id == "host_sync") sync = &f;
+    if (f.id == "small_transfers") transfers = &f;
+  }
+  ASSERT_NE(sync, nullptr) << dump(whole);
+  EXPECT_NE(sync->evidence[0].find("cudaMemcpyAsync"), std::string::npos) << dump({*sync});
+  EXPECT_NE(sync->fix.find("non_blocking=True"), std::string::npos) << sync->fix;
+  ASSERT_NE(transfers, nullptr) << dump(whole);
+  bool queue_line = false;
+  for (const auto& line : transfers->evidence) queue_line = queue_line || line.find("behind the launch queue") != std::string::npos;
+  EXPECT_TRUE(queue_line) << dump({*transfers});
+  // The copies' own host time, not the queue's: well under the 762 ms the ops last in all.
+  EXPECT_LT(transfers->cost, 200'000'000) << dump({*transfers});
+}
+
+// A range inside a long host call is judged by that call, whole: hta_alexnet_a100_small's
+// 764 ms cudaMalloc (under aten::cudnn_convolution, in the trace's last fifth, past its
+// warm-up) crosses every 5 ms range inside it, and they name alloc_churn first, its cost
+// within the range.
+TEST(CausalEdges, AllocatorCallCrossingTheRangeIsJudgedWhole) {
+  TRACE_OR_SKIP(l, "hta_alexnet_a100_small.json.gz");
+  const ttap::Trace& t = l->trace;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (ttap::EventId e = 0; e < t.size(); ++e) first = std::min(first, t.ts[e]), last = std::max(last, t.end(e));
+  ttap::EventId call = ttap::kNoEvent;
+  for (ttap::EventId e = 0; e < t.size(); ++e) {
+    const std::string_view n = t.name_of(e);
+    if ((n == "cudaMalloc" || n == "cudaFree") && t.ts[e] > last - (last - first) / 5 &&
+        (call == ttap::kNoEvent || t.dur[e] > t.dur[call]))
+      call = e;
+  }
+  ASSERT_NE(call, ttap::kNoEvent);
+  ASSERT_GT(t.dur[call], 500'000'000);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t b = t.ts[call] + 100'000'000 + i * 50'000'000, e = b + 5'000'000;
+    ASSERT_LT(e, t.end(call));
+    const auto v = l->engine->detect(b, e);
+    ASSERT_FALSE(v.empty()) << "range " << i;
+    EXPECT_EQ(v.front().id, "alloc_churn") << dump(v);
+    EXPECT_LE(v.front().cost, e - b);
+    bool crossing = false;
+    for (const auto& line : v.front().evidence) crossing = crossing || line.find("crosses the range's edge") != std::string::npos;
+    EXPECT_TRUE(crossing) << dump(v);
+  }
+}
+
+// A range starting in the middle of a pageable upload's host call (param_resnet_2080ti's
+// 73.5 MB aten::copy_ of the input batch) reports pageable_memcpy though the call began
+// before it.
+TEST(CausalEdges, PageableUploadWhoseCallBeganBeforeTheRange) {
+  TRACE_OR_SKIP(l, "param_resnet_2080ti.json.gz");
+  const ttap::Trace& t = l->trace;
+  size_t judged = 0;
+  for (ttap::EventId g = 0; g < t.size() && judged < 5; ++g) {
+    if (t.category[g] != ttap::Category::GpuMemcpy || t.name_of(g).find("HtoD (Pageable") == std::string_view::npos) continue;
+    const ttap::CopyArgs* c = t.copy(g);
+    const ttap::EventId call = l->tree.launcher(g);
+    if (c == nullptr || c->bytes < (1 << 20) || call == ttap::kNoEvent || t.dur[call] < 2'000'000) continue;
+    const int64_t b = t.ts[call] + t.dur[call] / 2, e = t.end(call) + 1'000'000;
+    bool found = false;
+    for (const auto& f : l->engine->detect(b, e)) found = found || f.id == "pageable_memcpy";
+    EXPECT_TRUE(found) << dump(l->engine->detect(b, e));
+    ++judged;
+  }
+  EXPECT_GT(judged, 0u);
+}
+
+// The finding named first is the costliest of the most severe: never an info-level one
+// ahead of a warning or error. On every window of these traces.
+TEST(CausalOrder, MostSevereThenCostliestFirst) {
+  for (const char* name : {"kineto_resnet50_v100_nw0.json.gz", "hta_ddp_a100_nccl.json.gz", "hta_alexnet_a100_small.json.gz"}) {
+    const Loaded* l = find_trace(name);
+    ASSERT_NE(l, nullptr) << name;
+    for (auto [b, e] : l->windows) {
+      const auto v = l->engine->detect(b, e);
+      for (size_t i = 1; i < v.size(); ++i) {
+        EXPECT_GE(v[i - 1].severity, v[i].severity) << name << "\n" << dump(v);
+        if (v[i - 1].severity == v[i].severity) EXPECT_GE(v[i - 1].cost, v[i].cost) << name << "\n" << dump(v);
+      }
+    }
+  }
+}
+
+}  // namespace
