@@ -271,3 +271,26 @@ TEST(CausalOrder, MostSevereThenCostliestFirst) {
 }
 
 }  // namespace
+
+// Every kernel shorter than its launch call and the GPU idle most of the time: launch_bound,
+// named ahead of the unfused_elementwise chains the same kernels form. The corpus trace
+// surgery_0061 (train split) holds 40-250 injected 1.5-4 us elementwise kernels, each
+// launched by a 12-30 us op, in [1414456664275.636, 1414456668636.048] us (manifest.jsonl);
+// its 122 us windows hold six of them each, judged with the kernels around them.
+TEST(CausalLaunch, ShortKernelsBehindLongLaunchesAreLaunchBound) {
+  const std::string path = std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench/traces/surgery_0061_tracelens_vit_nsfw_h100.json.gz";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  ttap::Trace trace = ttap::load_trace(path);
+  const ttap::EventTree tree = ttap::EventTree::build(trace);
+  const ttap::RuleEngine engine(trace, tree);
+  const int64_t lo = 1414456664275636, hi = 1414456668636048;
+  size_t windows = 0, first = 0;
+  for (int64_t b = lo; b + 122'000 <= hi; b += 122'000) {
+    const auto v = engine.detect(b, b + 122'000);
+    ++windows;
+    if (!v.empty() && v.front().id == "launch_bound") ++first;
+    if (!v.empty()) EXPECT_NE(v.front().id, "unfused_elementwise") << dump(v);
+  }
+  EXPECT_GE(windows, 30u);
+  EXPECT_GE(first * 10, windows * 8) << first << " of " << windows;  // launch_bound first in at least 80%
+}
