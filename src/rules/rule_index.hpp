@@ -92,7 +92,7 @@ struct RuleIndex {
   // Launches by launch-call start: (call start, position in gpu).
   std::vector<int64_t> launch_ts;
   std::vector<uint32_t> launch_gpu;
-  int64_t launch_latency = 0;  // 5th percentile of launch-to-start delay: an idle queue's latency
+  int64_t launch_latency = 0;  // 5th percentile of launch-to-start delay, at most 100 us: an idle queue's latency
 
   // ---- CPU side ----
   TrackId main_thread = UINT32_MAX;  // the thread that launched the most GPU work

@@ -57,7 +57,8 @@ std::vector<EventId> copies_judged(const RuleIndex& ix, int64_t b, int64_t e) {
 // time and the time it waits behind the launch queue: from the launch call until the copy
 // starts on the GPU, beyond the idle-queue latency. A 704-byte copy whose aten::copy_ takes
 // 146 ms because 146 ms of kernels were queued ahead of it is a sync on that queue
-// (host_sync reports it), not 146 ms of transfer cost.
+// (host_sync reports it), not 146 ms of small-transfer cost; a large pageable upload's wait
+// is its own (pinned and non_blocking, it would not wait).
 struct HostTime {
   int64_t own = 0;
   int64_t queued = 0;
@@ -124,7 +125,10 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
     const std::string_view n = t.name_of(g);
     if (n.find("Pageable") == std::string_view::npos || bytes_of(t, g) < kSmallCopyBytes) continue;
     EventId op;
-    host += host_time(ix, g, begin, end, &op).own;
+    // The whole wait is the pattern's: from pinned memory with non_blocking=True the host
+    // would not wait for the queue ahead of the copy at all.
+    const HostTime h = host_time(ix, g, begin, end, &op);
+    host += h.own + h.queued;
     copy_time += t.dur[g];
     copy_here += overlap(t.ts[g], t.end(g), begin, end);
     bytes += bytes_of(t, g);
