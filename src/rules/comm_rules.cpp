@@ -45,8 +45,10 @@ bool ddp_trace(const Trace& t) { return t.strings.find("DistributedDataParallel.
 void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   if (ix.comm.empty()) return;
+  // A collective on the compute stream itself is exposed because it is serialized with
+  // compute there: comm_blocks_compute reports it, with that cause.
   int64_t exposed = 0;
-  for (auto [b, e] : ix.comm) {
+  for (auto [b, e] : ix.comm_side) {
     if (e <= begin || b >= end) continue;
     for (auto iv : uncovered(ix.compute, std::max(b, begin), std::min(e, end))) exposed += iv.second - iv.first;
   }
@@ -62,7 +64,7 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   auto [lo, hi] = ix.gpu_range(begin, end);
   for (size_t i = lo; i < hi; ++i) {
     const EventId g = ix.gpu[i];
-    if (!ix.on_primary(g) || !ix.has(g, kCommKernel)) continue;
+    if (!ix.on_primary(g) || !ix.has(g, kCommKernel) || t.track_of(g).stream == ix.compute_stream) continue;
     const int64_t ex = total_length(uncovered(ix.compute, t.ts[g], std::min(t.end(g), end)));
     kernels.emplace_back(ex, g);
     by_kernel[short_kernel_name(t.name_of(g))] += ex;
@@ -79,7 +81,7 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   }
   f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
                                    "kernel running",
-                                   dur_text(covered(ix.comm, begin, end)), dur_text(exposed),
+                                   dur_text(covered(ix.comm_side, begin, end)), dur_text(exposed),
                                    pct_text(static_cast<double>(exposed) / range)));
   if (!by_kernel.empty()) f.evidence.push_back("exposed: " + top_text(by_kernel) + "; issued by " + top_text(by_op));
   f.locations = user_locations(ix, f.events);

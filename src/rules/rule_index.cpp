@@ -158,6 +158,13 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
       cs.emplace_back(t.ts[g], t.end(g));
   }
   compute_stream_busy = merge_intervals(std::move(cs));
+  std::vector<Interval> side;
+  for (EventId g : gpu) {
+    const Track& tk = t.track_of(g);
+    if (tk.device == device && tk.stream != compute_stream && has(g, kCommKernel) && t.category[g] != Category::GpuMemcpy)
+      side.emplace_back(t.ts[g], t.end(g));
+  }
+  comm_side = merge_intervals(std::move(side));
 
   if (const DeviceProperties* p = t.device(device)) {
     num_sms = p->num_sms;

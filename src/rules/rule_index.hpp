@@ -82,6 +82,7 @@ struct RuleIndex {
   std::vector<Interval> busy;        // primary device: any activity, merged
   std::vector<Interval> compute;     // kernels and memsets that are not communication
   std::vector<Interval> comm;        // communication kernels
+  std::vector<Interval> comm_side;   // those off the compute stream (on it, they block compute)
   std::vector<Interval> compute_stream_busy;  // the compute stream alone
   int64_t gpu_first = 0, gpu_last = 0;  // primary device's first start and last end
   int64_t step_first = 0, step_last = 0;  // the same, widened to the ProfilerStep spans
