@@ -319,3 +319,25 @@ TEST(CausalCpuBound, NoIdleClaimedWhereKernelsWereNotRecorded) {
       for (const auto& f : l->engine->detect(b, e)) EXPECT_NE(f.id, "cpu_bound_step") << name << "\n" << dump({f});
   }
 }
+
+// A short window inside a long DataLoader fetch is judged on the whole fetch: the corpus
+// trace surgery_0165 (val split) holds a 3.35 ms single-process __next__ in
+// [1414456661803.68, 1414456665203.909] us (manifest.jsonl); its 112 us windows inside it
+// are dataloader_stall, never cpu_bound_step blaming the loader itself.
+TEST(CausalCpuBound, WindowInsideALoaderFetchIsADataloaderStall) {
+  const std::string path = std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench/traces/surgery_0165_tracelens_vit_nsfw_h100.json.gz";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  ttap::Trace trace = ttap::load_trace(path);
+  const ttap::EventTree tree = ttap::EventTree::build(trace);
+  const ttap::RuleEngine engine(trace, tree);
+  size_t windows = 0;
+  for (int64_t b = 1414456661900000; b + 112'000 <= 1414456665100000; b += 112'000, ++windows) {
+    const auto v = engine.detect(b, b + 112'000);
+    ASSERT_FALSE(v.empty());
+    EXPECT_EQ(v.front().id, "dataloader_stall") << dump(v);
+    for (const auto& f : v)
+      if (f.id == "cpu_bound_step")
+        for (const auto& line : f.evidence) EXPECT_EQ(line.find("DataLoader"), std::string::npos) << line;
+  }
+  EXPECT_GE(windows, 20u);
+}

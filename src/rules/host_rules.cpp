@@ -81,7 +81,7 @@ bool is_module_marker(const RuleIndex& ix, EventId e) {
 template <typename F>
 void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found) {
   for (EventId ch : ix.tree.children(ev)) {
-    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch])) continue;
+    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader)) continue;
     const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
     if (o == 0) continue;
     if (launches_from(ix, ch) || is_module_marker(ix, ch)) {
@@ -143,13 +143,16 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
     f.events.push_back(d);
   });
   const double range = static_cast<double>(end - begin);
-  if (idle < kMinStall || static_cast<double>(idle) / range < kStallFireShare) return;
+  if (f.events.empty() || static_cast<double>(idle) / range < kStallFireShare) return;
+  // Judged on the whole of each span seen, not just the range's part: a 112 us window
+  // inside a 3.35 ms fetch shows 112 us of it.
+  int64_t whole = 0;
+  for (EventId d : f.events) {
+    if (cpu_only) whole += t.dur[d];
+    for (auto iv : ix.idle_gaps_in_steps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
+  }
+  if (whole < kMinStall) return;
   if (ix.median_step > 0) {
-    int64_t whole = 0;  // GPU idle over the whole of each span seen, not just the range's part
-    for (EventId d : f.events) {
-      if (cpu_only) whole += t.dur[d];
-      for (auto iv : ix.idle_gaps_in_steps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
-    }
     const double per_step = static_cast<double>(whole) / static_cast<double>(f.events.size());
     if (per_step < kStallStepShare * static_cast<double>(ix.median_step)) return;
   }
@@ -218,7 +221,8 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       quiet.emplace_back(ev, o);
     };
     ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
-      if (is_launch(t.category[ev])) return;
+      // The loader's time is dataloader_stall's, whatever it does inside.
+      if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader)) return;
       if (!launches_from(ix, ev) && !is_module_marker(ix, ev)) found(ev, overlap(t.ts[ev], t.end(ev), b, e));
       else quiet_work(ix, ev, b, e, found);
     });
