@@ -150,6 +150,14 @@ TEST(Jsonl, OneWholeReportPerTraceAndErrorsAsLines) {
   EXPECT_EQ(verdicts["missing.json.gz"], "error");
 }
 
+// A full disk is an error the exit code shows, not a crash of the worker that wrote.
+TEST(Jsonl, FailedWriteIsAnError) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const ProcResult r = analyze({data_path("hta_cpu_only.json.gz"), data_path("hta_mi250_toy.json.gz"), "-j", "2", "--format", "jsonl", "-o", "/dev/full"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/dev/full: write failed: No space left on device"), std::string::npos) << r.err;
+}
+
 // A run killed while a trace is still loading keeps the lines of the traces it finished,
 // each whole: the run reads its last input from a pipe this test never closes.
 TEST(Jsonl, KilledRunKeepsTheTracesItFinished) {
