@@ -90,6 +90,9 @@ Saving read_saving(const Reader& rd, object o) {
   s.saved_per_step = rd.i64(o, "saved_per_step_ns");
   s.step_share = rd.num(o, "step_share");
   s.model = rd.str(o, "model");
+  // Added within the schema: reports written before them read as per step, unbounded.
+  s.per_step = !rd.has(o, "per_step") || rd.boolean(o, "per_step");
+  s.bound = rd.has(o, "bound_ns") ? rd.i64(o, "bound_ns") : 0;
   return s;
 }
 
@@ -122,8 +125,16 @@ Headline read_headline(const Reader& rd, object o) {
   Headline h;
   for (element e : rd.arr(o, "gpus")) {
     const object g = rd.obj(e, "gpus");
-    h.gpus.push_back({static_cast<int32_t>(rd.i64(g, "device")), rd.i64(g, "total_ns"), rd.i64(g, "busy_ns"), rd.i64(g, "idle_ns"),
-                      rd.i64(g, "computation_ns"), rd.i64(g, "exposed_communication_ns"), rd.i64(g, "exposed_memcpy_ns")});
+    GpuHeadline gpu;
+    gpu.device = static_cast<int32_t>(rd.i64(g, "device"));
+    gpu.scope = rd.str_or_empty(g, "scope");
+    gpu.total = rd.i64(g, "total_ns");
+    gpu.busy = rd.i64(g, "busy_ns");
+    gpu.idle = rd.i64(g, "idle_ns");
+    gpu.computation = rd.i64(g, "computation_ns");
+    gpu.exposed_communication = rd.i64(g, "exposed_communication_ns");
+    gpu.exposed_memcpy = rd.i64(g, "exposed_memcpy_ns");
+    h.gpus.push_back(std::move(gpu));
   }
   for (element e : rd.arr(o, "categories")) {
     const object c = rd.obj(e, "categories");
@@ -143,6 +154,7 @@ Headline read_headline(const Reader& rd, object o) {
     h.launch_delay_p50 = rd.i64(l, "delay_p50_ns");
     h.launch_delay_p95 = rd.i64(l, "delay_p95_ns");
   }
+  if (rd.has(o, "recoverable")) h.recoverable = read_saving(rd, rd.obj(rd.member(o, "recoverable"), "recoverable"));
   return h;
 }
 
