@@ -256,7 +256,12 @@ TEST(Merge, FleetViewRanksFindingsAndTraces) {
     for (const auto& id : ids) {
       ++want[id].first;
       for (auto s : t["savings"].get_array())
-        if (std::string_view(s["id"]) == id) want[id].second += int64_t(s["saved_per_step_ns"]);
+        if (std::string_view(s["id"]) == id) {
+          // Per step times the steps, or over the profiled span as it is.
+          simdjson::dom::element steps = t["headline"]["steps"];
+          const int64_t n = bool(s["per_step"]) && !steps.is_null() ? std::max<int64_t>(1, int64_t(steps["count"])) : 1;
+          want[id].second += int64_t(s["saved_per_step_ns"]) * n;
+        }
     }
   }
   int64_t previous = INT64_MAX;
@@ -264,9 +269,9 @@ TEST(Merge, FleetViewRanksFindingsAndTraces) {
   for (auto f : fleet["findings"].get_array()) {
     const std::string id{std::string_view(f["id"])};
     EXPECT_EQ(int64_t(f["traces"]), want[id].first) << id;
-    EXPECT_EQ(int64_t(f["saved_per_step_ns"]), want[id].second) << id;
-    EXPECT_LE(int64_t(f["saved_per_step_ns"]), previous) << "ranked by total saving";
-    previous = int64_t(f["saved_per_step_ns"]);
+    EXPECT_EQ(int64_t(f["saved_ns"]), want[id].second) << id;
+    EXPECT_LE(int64_t(f["saved_ns"]), previous) << "ranked by total saving";
+    previous = int64_t(f["saved_ns"]);
     ++n;
   }
   EXPECT_EQ(n, want.size());
@@ -286,7 +291,7 @@ TEST(Merge, FleetViewRanksFindingsAndTraces) {
 
   const ProcResult text = run_ttap({"merge", scratch_path("fleet.jsonl")});
   EXPECT_NE(text.out.find("fleet: 18 traces: "), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Findings across the fleet, by total what-if saving"), std::string::npos);
+  EXPECT_NE(text.out.find("Findings across the fleet, by profiled time their fixes would have saved"), std::string::npos);
   EXPECT_NE(text.out.find("Worst traces, by score"), std::string::npos);
   const ProcResult md = run_ttap({"merge", scratch_path("fleet.jsonl"), "--format", "md"});
   EXPECT_NE(md.out.find("## Fleet"), std::string::npos);
