@@ -376,6 +376,24 @@ TEST(Job, DlrmRanksNameTheStragglerTheCollectivesShow) {
   EXPECT_NE(sarif.err.find("--job renders as text, md or json"), std::string::npos);
 }
 
+// Two traces claiming one rank (a rank profiled twice): numbered by position, with a warning.
+TEST(Job, TwoTracesClaimingOneRankAreNumberedByPosition) {
+  const std::string dir = scratch_path("clash");
+  fs::create_directories(dir);
+  fs::copy_file(kDlrm + "/rank2.json.gz", dir + "/a.json.gz", fs::copy_options::overwrite_existing);
+  fs::copy_file(kDlrm + "/rank2.json.gz", dir + "/b.json.gz", fs::copy_options::overwrite_existing);
+  const ProcResult r = analyze({dir, "--job", "--format", "json"});
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  ASSERT_EQ(p.parse(r.out).get(doc), simdjson::SUCCESS) << r.err;
+  simdjson::dom::array ranks = doc["job"]["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(int64_t(ranks.at(0)["rank"]), 0);
+  EXPECT_EQ(int64_t(ranks.at(1)["rank"]), 1);
+  EXPECT_NE(std::string_view(doc["job"]["warnings"].at(0)).find("two traces claim the same rank"), std::string_view::npos);
+  EXPECT_EQ(int64_t(ranks.at(0)["others_waited_ns"]) + int64_t(ranks.at(1)["others_waited_ns"]), 0) << "identical ranks never wait";
+}
+
 // Without distributedInfo the file name gives the rank.
 TEST(Job, RankFromFileName) {
   EXPECT_EQ(ttap::rank_from_file_name("/runs/job7/rank3.json.gz"), 3);
