@@ -135,7 +135,7 @@ shopt -s nullglob
 traces=("$src"/tests/data/*.json.gz)
 ((${#traces[@]} >= 4)) || fail "expected at least 4 traces in tests/data, found ${#traces[@]}"
 start=$SECONDS
-ids=$(timeout 100 "$src/scripts/slurm/submit.sh" --output-dir "$work/out" --shards 4 --time 5 --ttap "$ttap" \
+ids=$(timeout 100 "$src/scripts/slurm/submit.sh" --output-dir "$work/out" --shards 4 --partition ttap --time 5 --cpus-per-task 1 --ttap "$ttap" \
         -a --scorer -a rules --wait -- "${traces[@]}")
 rc=$?
 echo "submit.sh: jobs $ids, exit $rc, $((SECONDS - start)) s"
