@@ -90,9 +90,8 @@ Saving read_saving(const Reader& rd, object o) {
   s.saved_per_step = rd.i64(o, "saved_per_step_ns");
   s.step_share = rd.num(o, "step_share");
   s.model = rd.str(o, "model");
-  // Added within the schema: reports written before them read as per step, unbounded.
-  s.per_step = !rd.has(o, "per_step") || rd.boolean(o, "per_step");
-  s.bound = rd.has(o, "bound_ns") ? rd.i64(o, "bound_ns") : 0;
+  if (rd.has(o, "per_step")) s.per_step = rd.boolean(o, "per_step");
+  if (rd.has(o, "bound_ns")) s.bound = rd.i64(o, "bound_ns");
   return s;
 }
 
@@ -125,16 +124,9 @@ Headline read_headline(const Reader& rd, object o) {
   Headline h;
   for (element e : rd.arr(o, "gpus")) {
     const object g = rd.obj(e, "gpus");
-    GpuHeadline gpu;
-    gpu.device = static_cast<int32_t>(rd.i64(g, "device"));
-    gpu.scope = rd.str_or_empty(g, "scope");
-    gpu.total = rd.i64(g, "total_ns");
-    gpu.busy = rd.i64(g, "busy_ns");
-    gpu.idle = rd.i64(g, "idle_ns");
-    gpu.computation = rd.i64(g, "computation_ns");
-    gpu.exposed_communication = rd.i64(g, "exposed_communication_ns");
-    gpu.exposed_memcpy = rd.i64(g, "exposed_memcpy_ns");
-    h.gpus.push_back(std::move(gpu));
+    h.gpus.push_back({static_cast<int32_t>(rd.i64(g, "device")), rd.i64(g, "total_ns"), rd.i64(g, "busy_ns"), rd.i64(g, "idle_ns"),
+                      rd.i64(g, "computation_ns"), rd.i64(g, "exposed_communication_ns"), rd.i64(g, "exposed_memcpy_ns"),
+                      rd.str_or_empty(g, "scope")});
   }
   for (element e : rd.arr(o, "categories")) {
     const object c = rd.obj(e, "categories");
