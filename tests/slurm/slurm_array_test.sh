@@ -122,7 +122,8 @@ timeout 10 slurmd -f "$SLURM_CONF" -N ttapnode 2>"$work/log/slurmd.err" ||
 pid=$(pid_from "$work/slurmd.pid") || skip "slurmd wrote no pid file: $(log_tail "$work/log/slurmd.log")"
 pids+=("$pid")
 up=0
-for _ in $(seq 40); do
+deadline=$((SECONDS + 30))
+while ((SECONDS < deadline)); do
   state=$(timeout 5 sinfo -h -n ttapnode -o %t 2>/dev/null)
   [[ $state == idle ]] && { up=1; break; }
   sleep 0.5
