@@ -150,6 +150,14 @@ TEST(Jsonl, OneWholeReportPerTraceAndErrorsAsLines) {
   EXPECT_EQ(verdicts["missing.json.gz"], "error");
 }
 
+// A full disk is an error the exit code shows, not a crash of the worker that wrote.
+TEST(Jsonl, FailedWriteIsAnError) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const ProcResult r = analyze({data_path("hta_cpu_only.json.gz"), data_path("hta_mi250_toy.json.gz"), "-j", "2", "--format", "jsonl", "-o", "/dev/full"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/dev/full: write failed: No space left on device"), std::string::npos) << r.err;
+}
+
 // A run killed while a trace is still loading keeps the lines of the traces it finished,
 // each whole: the run reads its last input from a pipe this test never closes.
 TEST(Jsonl, KilledRunKeepsTheTracesItFinished) {
@@ -248,7 +256,12 @@ TEST(Merge, FleetViewRanksFindingsAndTraces) {
     for (const auto& id : ids) {
       ++want[id].first;
       for (auto s : t["savings"].get_array())
-        if (std::string_view(s["id"]) == id) want[id].second += int64_t(s["saved_per_step_ns"]);
+        if (std::string_view(s["id"]) == id) {
+          // Per step times the steps, or over the profiled span as it is.
+          simdjson::dom::element steps = t["headline"]["steps"];
+          const int64_t n = bool(s["per_step"]) && !steps.is_null() ? std::max<int64_t>(1, int64_t(steps["count"])) : 1;
+          want[id].second += int64_t(s["saved_per_step_ns"]) * n;
+        }
     }
   }
   int64_t previous = INT64_MAX;
@@ -256,9 +269,9 @@ TEST(Merge, FleetViewRanksFindingsAndTraces) {
   for (auto f : fleet["findings"].get_array()) {
     const std::string id{std::string_view(f["id"])};
     EXPECT_EQ(int64_t(f["traces"]), want[id].first) << id;
-    EXPECT_EQ(int64_t(f["saved_per_step_ns"]), want[id].second) << id;
-    EXPECT_LE(int64_t(f["saved_per_step_ns"]), previous) << "ranked by total saving";
-    previous = int64_t(f["saved_per_step_ns"]);
+    EXPECT_EQ(int64_t(f["saved_ns"]), want[id].second) << id;
+    EXPECT_LE(int64_t(f["saved_ns"]), previous) << "ranked by total saving";
+    previous = int64_t(f["saved_ns"]);
     ++n;
   }
   EXPECT_EQ(n, want.size());
@@ -278,7 +291,7 @@ TEST(Merge, FleetViewRanksFindingsAndTraces) {
 
   const ProcResult text = run_ttap({"merge", scratch_path("fleet.jsonl")});
   EXPECT_NE(text.out.find("fleet: 18 traces: "), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Findings across the fleet, by total what-if saving"), std::string::npos);
+  EXPECT_NE(text.out.find("Findings across the fleet, by profiled time their fixes would have saved"), std::string::npos);
   EXPECT_NE(text.out.find("Worst traces, by score"), std::string::npos);
   const ProcResult md = run_ttap({"merge", scratch_path("fleet.jsonl"), "--format", "md"});
   EXPECT_NE(md.out.find("## Fleet"), std::string::npos);
@@ -361,6 +374,24 @@ TEST(Job, DlrmRanksNameTheStragglerTheCollectivesShow) {
   const ProcResult sarif = analyze({kDlrm, "--job", "--format", "sarif"});
   EXPECT_EQ(sarif.exit_code, 2);
   EXPECT_NE(sarif.err.find("--job renders as text, md or json"), std::string::npos);
+}
+
+// Two traces claiming one rank (a rank profiled twice): numbered by position, with a warning.
+TEST(Job, TwoTracesClaimingOneRankAreNumberedByPosition) {
+  const std::string dir = scratch_path("clash");
+  fs::create_directories(dir);
+  fs::copy_file(kDlrm + "/rank2.json.gz", dir + "/a.json.gz", fs::copy_options::overwrite_existing);
+  fs::copy_file(kDlrm + "/rank2.json.gz", dir + "/b.json.gz", fs::copy_options::overwrite_existing);
+  const ProcResult r = analyze({dir, "--job", "--format", "json"});
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  ASSERT_EQ(p.parse(r.out).get(doc), simdjson::SUCCESS) << r.err;
+  simdjson::dom::array ranks = doc["job"]["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(int64_t(ranks.at(0)["rank"]), 0);
+  EXPECT_EQ(int64_t(ranks.at(1)["rank"]), 1);
+  EXPECT_NE(std::string_view(doc["job"]["warnings"].at(0)).find("two traces claim the same rank"), std::string_view::npos);
+  EXPECT_EQ(int64_t(ranks.at(0)["others_waited_ns"]) + int64_t(ranks.at(1)["others_waited_ns"]), 0) << "identical ranks never wait";
 }
 
 // Without distributedInfo the file name gives the rank.

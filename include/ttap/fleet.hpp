@@ -28,7 +28,10 @@ struct FleetFinding {
   std::string id;
   std::string name;
   size_t traces = 0;               // traces showing it (any window or the steady state)
-  int64_t saved_per_step = 0;      // ns: the what-if savings of those traces, summed
+  // ns: the profiled time the fix would have saved in those traces, summed (a what-if per
+  // step times the trace's steps; one over the profiled span as it is), so traces with
+  // many steps and few weigh by what they recorded.
+  int64_t saved = 0;
   double mean_step_share = 0;      // of their step time, mean over the traces with a saving
   int64_t cost = 0;                // ns: the findings' costs summed, for ids without a what-if
   Severity worst = Severity::info;
@@ -50,7 +53,7 @@ struct ScoreDistribution {
 
 struct FleetSummary {
   size_t traces = 0, clean = 0, flagged = 0, errors = 0, duplicates = 0;
-  std::vector<FleetFinding> findings;  // by total saving, then traces, then cost
+  std::vector<FleetFinding> findings;  // by saved, then traces, then cost
   std::vector<FleetTrace> worst;       // highest score first, at most kWorstTraces
   ScoreDistribution scores;
 };

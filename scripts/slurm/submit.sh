@@ -12,7 +12,7 @@
 #   -t, --time LIMIT          time limit per task, e.g. 00:30:00 (default: the partition's)
 #   -c, --cpus-per-task N     cores per task, also ttap's -j (default 1)
 #   -A, --account NAME        account to charge
-#       --mem SIZE            memory per task, e.g. 8G (a 1 GB trace needs ~6 GB: docs/fleet.md)
+#       --mem SIZE            memory per task, e.g. 8G (about 1.25x the largest trace's JSON per core, docs/fleet.md)
 #       --max-parallel M      at most M tasks at once (--array=1-N%M)
 #       --ttap PATH           the ttap binary (default: ttap on PATH)
 #   -a, --analyze-arg ARG     passed to ttap analyze, once per word (e.g. -a --scorer -a rules)

@@ -261,9 +261,13 @@ int run_analyze(const AnalyzeOptions& o) {
     write_output(o.output, out);
   }
 
-  const int code = report_exit_code(report);
+  int code = report_exit_code(report);
   for (const TraceReport& t : report.traces)
     if (t.verdict == Verdict::error) spdlog::error("{}: {}", t.path, t.error);
+  if (lines && !lines->error().empty()) {
+    spdlog::error("{}", lines->error());
+    code = std::max<int>(code, kBadInput);
+  }
   return code;
 }
 

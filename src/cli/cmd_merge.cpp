@@ -51,6 +51,7 @@ int run_merge(const MergeOptions& o) {
   if (o.format == "jsonl") {
     JsonlWriter lines(o.output);
     for (const TraceReport& t : report.traces) lines.write(render_analyze_jsonl_line(report, t));
+    if (!lines.error().empty()) problems.push_back(lines.error());
   } else {
     std::string out = render_analyze_report(report, o.format, want_color(o.output));
     if (o.fleet) out = with_fleet_section(std::move(out), summarize_fleet(report, merged.duplicates), o.format);

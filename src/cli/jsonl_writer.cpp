@@ -30,7 +30,12 @@ void JsonlWriter::write(const std::string& line) {
   // next trace starts, and a reader (or `ttap merge`) never sees half of one unless the
   // process dies inside this call.
   const bool ok = std::fwrite(line.data(), 1, line.size(), file_) == line.size() && std::fflush(file_) == 0;
-  if (!ok) throw InputError(path_.empty() ? "-" : path_, fmt::format("write failed: {}", std::strerror(errno)));
+  if (!ok && error_.empty()) error_ = fmt::format("{}: write failed: {}", path_.empty() ? "-" : path_, std::strerror(errno));
+}
+
+std::string JsonlWriter::error() {
+  std::lock_guard lock(mu_);
+  return error_;
 }
 
 std::string render_analyze_jsonl_line(const Report& run, const TraceReport& trace) {

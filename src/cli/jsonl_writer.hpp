@@ -14,13 +14,16 @@ class JsonlWriter {
   ~JsonlWriter();
   JsonlWriter(const JsonlWriter&) = delete;
   JsonlWriter& operator=(const JsonlWriter&) = delete;
-  // One whole line (ending in '\n'), flushed before returning; safe from any thread.
-  // Throws InputError when the write fails (disk full).
+  // One whole line (ending in '\n'), flushed before returning; safe from any thread (the
+  // workers of -j call it). Never throws: a failed write (disk full) is kept for error().
   void write(const std::string& line);
+  // "FILE: write failed: why" after a failed write, else "".
+  std::string error();
 
  private:
   std::mutex mu_;
   std::string path_;
+  std::string error_;
   std::FILE* file_ = nullptr;
   bool owned_ = false;
 };

@@ -48,11 +48,12 @@ FleetSummary summarize_fleet(const Report& report, size_t duplicates) {
       ff.id = id;
       ++ff.traces;
       if (const Saving* s = saving_for(t, id)) {
-        ff.saved_per_step += s->saved_per_step;
+        const int64_t saved = s->per_step ? s->saved_per_step * std::max<int64_t>(1, t.headline.steps) : s->saved_per_step;
+        ff.saved += saved;
         ff.mean_step_share += s->step_share;
         ++with_saving[id];
-        if (s->saved_per_step > top_saving) {
-          top_saving = s->saved_per_step;
+        if (saved > top_saving) {
+          top_saving = saved;
           worst.top_id = id;
         }
       }
@@ -72,7 +73,7 @@ FleetSummary summarize_fleet(const Report& report, size_t duplicates) {
     f.findings.push_back(std::move(ff));
   }
   std::sort(f.findings.begin(), f.findings.end(), [](const FleetFinding& a, const FleetFinding& b) {
-    if (a.saved_per_step != b.saved_per_step) return a.saved_per_step > b.saved_per_step;
+    if (a.saved != b.saved) return a.saved > b.saved;
     if (a.traces != b.traces) return a.traces > b.traces;
     if (a.cost != b.cost) return a.cost > b.cost;
     return a.id < b.id;

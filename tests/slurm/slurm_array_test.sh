@@ -122,7 +122,8 @@ timeout 10 slurmd -f "$SLURM_CONF" -N ttapnode 2>"$work/log/slurmd.err" ||
 pid=$(pid_from "$work/slurmd.pid") || skip "slurmd wrote no pid file: $(log_tail "$work/log/slurmd.log")"
 pids+=("$pid")
 up=0
-for _ in $(seq 40); do
+deadline=$((SECONDS + 30))
+while ((SECONDS < deadline)); do
   state=$(timeout 5 sinfo -h -n ttapnode -o %t 2>/dev/null)
   [[ $state == idle ]] && { up=1; break; }
   sleep 0.5
@@ -135,7 +136,7 @@ shopt -s nullglob
 traces=("$src"/tests/data/*.json.gz)
 ((${#traces[@]} >= 4)) || fail "expected at least 4 traces in tests/data, found ${#traces[@]}"
 start=$SECONDS
-ids=$(timeout 100 "$src/scripts/slurm/submit.sh" --output-dir "$work/out" --shards 4 --time 5 --ttap "$ttap" \
+ids=$(timeout 100 "$src/scripts/slurm/submit.sh" --output-dir "$work/out" --shards 4 --partition ttap --time 5 --cpus-per-task 1 --ttap "$ttap" \
         -a --scorer -a rules --wait -- "${traces[@]}")
 rc=$?
 echo "submit.sh: jobs $ids, exit $rc, $((SECONDS - start)) s"
