@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
@@ -93,6 +94,88 @@ bool parse_us_as_ns(std::string_view text, int64_t& out) {
   return true;
 }
 
+void append_utf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+bool read_hex4(std::string_view s, size_t at, uint32_t& out) {
+  if (at + 4 > s.size()) return false;
+  out = 0;
+  for (size_t i = at; i < at + 4; ++i) {
+    const char c = s[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return false;
+    out = out * 16 + static_cast<uint32_t>(d);
+  }
+  return true;
+}
+
+// A JSON string token ("...", quotes included) unescaped into `out`, with each unpaired
+// UTF-16 surrogate escape (\uD800-\uDFFF without its partner; Python's json.dumps writes
+// them for broken names) replaced by U+FFFD. True only when such a repair was made and the
+// rest is valid JSON text; any other fault stays an error.
+bool unescape_repairing_surrogates(std::string_view token, std::string& out) {
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+  const std::string_view s = token.substr(1, token.size() - 2);
+  out.clear();
+  bool repaired = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\') {
+      out += s[i];
+      continue;
+    }
+    if (++i >= s.size()) return false;
+    switch (s[i]) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!read_hex4(s, i + 1, cp)) return false;
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          uint32_t low = 0;
+          if (i + 2 < s.size() && s[i + 1] == '\\' && s[i + 2] == 'u' && read_hex4(s, i + 3, low) && low >= 0xDC00 &&
+              low <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            i += 6;
+          } else {
+            cp = 0xFFFD;
+            repaired = true;
+          }
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          cp = 0xFFFD;
+          repaired = true;
+        }
+        append_utf8(cp, out);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return repaired;
+}
+
 struct EventScratch {
   std::string_view ph;
   std::string_view cat;
@@ -169,13 +252,15 @@ Category classify(std::string_view cat) {
 
 class Parser {
  public:
-  Parser(std::string_view source, InputBuffer& json) : source_(source), json_(json) {}
+  Parser(std::string_view source, InputBuffer& json, bool strict) : source_(source), json_(json), strict_(strict) {}
 
   Trace run();
 
  private:
   // Value readers: each checks the JSON type and fails with the field's name otherwise.
   int64_t read_int(od::value v, std::string_view field);
+  // An id (correlation, External id, flow id): read_int, plus ids above 2^63-1 when lenient.
+  int64_t read_id(od::value v, std::string_view field);
   int64_t read_size(od::value v, std::string_view field, bool may_be_negative);
   double read_double(od::value v, std::string_view field);
   int64_t read_time(od::value v, std::string_view field);
@@ -220,6 +305,8 @@ class Parser {
 
   std::string_view source_;
   InputBuffer& json_;  // chunk brackets are written in place and restored
+  const bool strict_;  // fail on a single bad event instead of repairing or dropping it
+  bool byte_order_mark_ = false;
   od::parser parser_;
   od::document doc_;
   std::vector<uint8_t> backslash_;  // per interned string: holds a backslash
@@ -273,6 +360,19 @@ int64_t Parser::read_int(od::value v, std::string_view field) {
   fail(location(), fmt::format("field \"{}\" must be an integer", field));
 }
 
+int64_t Parser::read_id(od::value v, std::string_view field) {
+  int64_t out = 0;
+  if (v.get_int64().get(out) == simdjson::SUCCESS) return out;
+  uint64_t big = 0;
+  if (!strict_ && v.get_uint64().get(big) == simdjson::SUCCESS) {
+    // Ids are only compared for equality: the same 64 bits keep a launch and the GPU
+    // work it queued linked. (2^63 itself would read as kNoId, "no id", which it then is.)
+    ++trace_.diagnostics.ids_above_int64;
+    return static_cast<int64_t>(big);
+  }
+  return read_int(v, field);
+}
+
 // Byte and element counts: at most 2^50 (a petabyte), so sums of them stay in int64.
 int64_t Parser::read_size(od::value v, std::string_view field, bool may_be_negative) {
   constexpr int64_t kMaxSize = int64_t{1} << 50;
@@ -302,8 +402,17 @@ int64_t Parser::read_time(od::value v, std::string_view field) {
 
 std::string_view Parser::read_string(od::value v, std::string_view field) {
   std::string_view s;
-  if (v.get_string().get(s) != simdjson::SUCCESS) fail(location(), fmt::format("field \"{}\" must be a string", field));
-  return s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) return s;
+  if (!strict_) {
+    // The value's token is still at hand after the failed read.
+    std::string repaired;
+    if (unescape_repairing_surrogates(trim_token(v.raw_json_token()), repaired)) {
+      ++trace_.diagnostics.surrogates_repaired;
+      // Interned, so the view stays valid as long as the trace.
+      return trace_.strings.view(trace_.strings.intern(repaired));
+    }
+  }
+  fail(location(), fmt::format("field \"{}\" must be a string", field));
 }
 
 bool Parser::has_backslash(StringId id) {
@@ -444,6 +553,24 @@ void Parser::read_int3(od::value v, std::string_view field, int32_t out[3]) {
 }
 
 Trace Parser::run() {
+  // A UTF-8 byte-order mark (Windows editors write one) is not JSON. Blanked for the
+  // parse, so byte offsets stay those of the file, and put back afterwards.
+  static constexpr char kBom[] = "\xEF\xBB\xBF";
+  if (json_.size() >= 3 && std::memcmp(json_.data(), kBom, 3) == 0) {
+    if (strict_) throw InputError(std::string(source_), "the input starts with a UTF-8 byte-order mark, which is not JSON", 0);
+    byte_order_mark_ = true;
+  }
+  struct BlankBom {
+    char* d;
+    bool on;
+    BlankBom(char* data, bool active) : d(data), on(active) {
+      if (on) std::memset(d, ' ', 3);
+    }
+    ~BlankBom() {
+      if (on) std::memcpy(d, kBom, 3);
+    }
+  } blank_bom(json_.data(), byte_order_mark_);
+
   // The chunked path keeps memory near the input size and touches the JSON once; any
   // surprise sends the whole document through one On-Demand pass, which also produces
   // the precise error message and offset for bad input.
@@ -636,7 +763,7 @@ size_t Parser::parse_events_chunked(size_t open) {
   std::vector<std::exception_ptr> errors(workers);
   std::vector<std::thread> threads;
   for (size_t w = 1; w < workers; ++w) {
-    parts.push_back(std::make_unique<Parser>(source_, json_));
+    parts.push_back(std::make_unique<Parser>(source_, json_, strict_));
     Parser* part = parts.back().get();
     const size_t lo = w * chunks / workers, hi = (w + 1) * chunks / workers;
     threads.emplace_back([part, &bounds, lo, hi, &errors, w] {
@@ -827,6 +954,9 @@ void Parser::absorb(Parser& part) {
   d.events_seen += pd.events_seen;
   d.metadata_events += pd.metadata_events;
   d.unknown_phase += pd.unknown_phase;
+  d.negative_durations_dropped += pd.negative_durations_dropped;
+  d.surrogates_repaired += pd.surrogates_repaired;
+  d.ids_above_int64 += pd.ids_above_int64;
   event_index_ += part.event_index_;
 }
 
@@ -992,6 +1122,7 @@ Trace Parser::finish() {
   }
   std::sort(trace_.collectives.begin(), trace_.collectives.end(),
             [](const CollectiveArgs& a, const CollectiveArgs& b) { return a.event < b.event; });
+  trace_.diagnostics.byte_order_marks = byte_order_mark_ ? 1 : 0;
   return std::move(trace_);
 }
 
@@ -1060,7 +1191,7 @@ void Parser::parse_event(od::object obj, const char* start) {
         if (type == od::json_type::string) {
           e.id = static_cast<int64_t>(hash_bytes(read_string(v, key)) >> 1);
         } else {
-          e.id = read_int(v, key);
+          e.id = read_id(v, key);
         }
         continue;
       }
@@ -1134,8 +1265,8 @@ void Parser::parse_args(od::object args, EventScratch& e) {
         else if (key == "Group size") { e.collective.group_size = static_cast<int32_t>(read_int(v, key)); e.has_collective = true; }
         break;
       case 11:
-        if (key == "External id" || key == "external id") e.external_id = read_int(v, key);
-        else if (key == "correlation") e.correlation = read_int(v, key);
+        if (key == "External id" || key == "external id") e.external_id = read_id(v, key);
+        else if (key == "correlation") e.correlation = read_id(v, key);
         else if (key == "Device Type") e.memory.device_type = static_cast<int32_t>(read_int(v, key));
         break;
       case 13:
@@ -1227,6 +1358,11 @@ void Parser::commit(EventScratch& e) {
     return;
   }
   if (!e.has_ts) fail(e.start, fmt::format("event #{} has no \"ts\" field", event_index_));
+  if (e.dur < 0 && !strict_ && (ph == 'X' || ph == 'B' || ((ph == 'i' || ph == 'I') && e.name != "[memory]"))) {
+    // Nothing can place an event that ends before it starts: it is left out.
+    ++trace_.diagnostics.negative_durations_dropped;
+    return;
+  }
   const TrackId track = track_for(e);
   if (ph == 's' || ph == 't' || ph == 'f') {
     FlowEvent f;
@@ -1389,16 +1525,30 @@ void Parser::parse_distributed_info(od::value v) {
 
 }  // namespace
 
-Trace parse_trace(std::string_view source, InputBuffer& json) {
-  Parser parser(source, json);
+Trace parse_trace(std::string_view source, InputBuffer& json, bool strict) {
+  Parser parser(source, json, strict);
   return parser.run();
+}
+
+std::string repairs_line(const LoadDiagnostics& d) {
+  std::vector<std::string> parts;
+  auto add = [&parts](uint64_t n, const char* what) {
+    if (n) parts.push_back(fmt::format("{} {}", n, what));
+  };
+  add(d.negative_durations_dropped, "events with a negative duration dropped");
+  add(d.surrogates_repaired, "strings with an unpaired surrogate escape repaired (U+FFFD)");
+  add(d.ids_above_int64, "ids above 2^63-1 kept as 64-bit patterns");
+  add(d.byte_order_marks, "byte-order mark skipped");
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 Trace load_trace(const std::string& path, const LoadOptions& options) {
   RawInput raw = read_input(path, options.max_json_bytes);
   const std::string source = path == "-" ? "<stdin>" : path;
-  Trace trace = parse_trace(source, raw.json);
+  Trace trace = parse_trace(source, raw.json, options.strict);
   trace.input_bytes = raw.input_bytes;
+  if (trace.diagnostics.repaired_or_dropped() > 0)
+    spdlog::warn("{}: {} (--strict refuses such a trace)", source, repairs_line(trace.diagnostics));
   return trace;
 }
 
