@@ -170,6 +170,15 @@ struct LoadDiagnostics {
   uint64_t metadata_events = 0;
   uint64_t unmatched_begin_end = 0;
   uint64_t unknown_phase = 0;
+  // Single bad events the default (lenient) loader repairs or drops instead of refusing
+  // the whole trace; with LoadOptions::strict each is an InputError instead.
+  uint64_t negative_durations_dropped = 0;  // events with "dur" < 0: left out
+  uint64_t surrogates_repaired = 0;         // strings with an unpaired \uD800-\uDFFF escape: U+FFFD put in
+  uint64_t ids_above_int64 = 0;             // correlation/External id/flow ids above 2^63-1: kept as their 64 bits
+  uint64_t byte_order_marks = 0;            // a UTF-8 byte-order mark before the document: skipped
+  uint64_t repaired_or_dropped() const {
+    return negative_durations_dropped + surrogates_repaired + ids_above_int64 + byte_order_marks;
+  }
 };
 
 struct Trace {

@@ -10,6 +10,10 @@
 //                     one and on two threads; both must accept or both reject, and the
 //                     accepted traces must hold the same content
 //
+// Every target parses each input twice: lenient (the default: single bad events dropped
+// or repaired) and strict. Whatever strict accepts, lenient must accept too, with the same
+// events and nothing repaired.
+//
 // The loader must return a Trace or throw ttap::InputError. Anything else (a crash, a
 // sanitizer report, another exception, a hang, a mismatch in fuzz_chunks) is a finding.
 #include <algorithm>
@@ -126,8 +130,9 @@ std::string dump(const ttap::Trace& t) {
   fmt::format_to(std::back_inserter(out), "schema {} base {} name {:?} json_bytes {}\n", t.schema_version, t.base_time_ns,
                  t.trace_name, t.json_bytes);
   const auto& d = t.diagnostics;
-  fmt::format_to(std::back_inserter(out), "diag {} {} {} {}\n", d.events_seen, d.metadata_events, d.unmatched_begin_end,
-                 d.unknown_phase);
+  fmt::format_to(std::back_inserter(out), "diag {} {} {} {} repairs {} {} {} {}\n", d.events_seen, d.metadata_events,
+                 d.unmatched_begin_end, d.unknown_phase, d.negative_durations_dropped, d.surrogates_repaired,
+                 d.ids_above_int64, d.byte_order_marks);
   for (const auto& dev : t.devices)
     fmt::format_to(std::back_inserter(out), "device {} {:?} {} {} {} {} {} {}\n", dev.id, dev.name, dev.total_global_mem,
                    dev.compute_major, dev.compute_minor, dev.num_sms, dev.max_threads_per_sm, dev.warp_size);
@@ -178,14 +183,14 @@ struct Outcome {
   std::string text;  // dump, or the error
 };
 
-Outcome parse_with(const uint8_t* data, size_t size, bool whole, const char* threads) {
+Outcome parse_with(const uint8_t* data, size_t size, bool whole, const char* threads, bool strict) {
   if (whole) setenv("TTAP_PARSE_WHOLE", "1", 1);
   else unsetenv("TTAP_PARSE_WHOLE");
   setenv("TTAP_THREADS", threads, 1);
   ttap::InputBuffer buf = copy_input(data, size);
   Outcome o;
   try {
-    const ttap::Trace trace = ttap::parse_trace("fuzz", buf);
+    const ttap::Trace trace = ttap::parse_trace("fuzz", buf, strict);
     o.ok = true;
     o.text = dump(trace);
   } catch (const ttap::InputError& e) {
@@ -193,7 +198,8 @@ Outcome parse_with(const uint8_t* data, size_t size, bool whole, const char* thr
   }
   // The parser writes chunk brackets in place and must restore them.
   if (buf.size() != size || (size > 0 && std::memcmp(buf.data(), data, size) != 0)) {
-    std::fprintf(stderr, "fuzz_chunks: the input buffer was not restored (whole=%d threads=%s)\n", whole, threads);
+    std::fprintf(stderr, "fuzz_chunks: the input buffer was not restored (whole=%d threads=%s strict=%d)\n", whole, threads,
+                 strict);
     std::abort();
   }
   return o;
@@ -220,6 +226,34 @@ void report_mismatch(const char* what, const Outcome& a, const Outcome& b) {
   std::fprintf(stderr, "  whole:   %.300s\n  chunked: %.300s\n", i < la.size() ? la[i].c_str() : "<end>",
                i < lb.size() ? lb[i].c_str() : "<end>");
   std::abort();
+}
+#endif
+
+#if TTAP_FUZZ_MODE != 3
+// Parses `json` strict and lenient; runs the pipeline on what lenient gives. Whatever strict
+// accepts, lenient must accept with the same events and no repair.
+void parse_both_modes(const ttap::InputBuffer& json) {
+  std::optional<size_t> strict_events;
+  try {
+    ttap::InputBuffer copy = copy_input(reinterpret_cast<const uint8_t*>(json.data()), json.size());
+    strict_events = ttap::parse_trace("fuzz", copy, true).size();
+  } catch (const ttap::InputError&) {
+  }
+  try {
+    ttap::InputBuffer copy = copy_input(reinterpret_cast<const uint8_t*>(json.data()), json.size());
+    const ttap::Trace trace = ttap::parse_trace("fuzz", copy, false);
+    if (strict_events && (trace.size() != *strict_events || trace.diagnostics.repaired_or_dropped() != 0)) {
+      std::fprintf(stderr, "fuzz: strict gave %zu events, lenient %zu with %llu repairs\n", *strict_events, trace.size(),
+                   static_cast<unsigned long long>(trace.diagnostics.repaired_or_dropped()));
+      std::abort();
+    }
+    run_pipeline(trace);
+  } catch (const ttap::InputError&) {
+    if (strict_events) {
+      std::fprintf(stderr, "fuzz: strict accepted what lenient refused\n");
+      std::abort();
+    }
+  }
 }
 #endif
 
@@ -263,12 +297,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #if TTAP_FUZZ_MODE == 1
-  try {
-    ttap::InputBuffer json = copy_input(data, size);
-    const ttap::Trace trace = ttap::parse_trace("fuzz", json);
-    run_pipeline(trace);
-  } catch (const ttap::InputError&) {
-  }
+  parse_both_modes(copy_input(data, size));
 #elif TTAP_FUZZ_MODE == 2
   try {
     ttap::InputBuffer json = ttap::gunzip("fuzz.gz", reinterpret_cast<const char*>(data), size, kMaxGunzipBytes);
@@ -277,16 +306,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    static_cast<unsigned long long>(kMaxGunzipBytes));
       std::abort();
     }
-    const ttap::Trace trace = ttap::parse_trace("fuzz", json);
-    run_pipeline(trace);
+    parse_both_modes(json);
   } catch (const ttap::InputError&) {
   }
 #elif TTAP_FUZZ_MODE == 3
-  const Outcome whole = parse_with(data, size, true, "1");
-  const Outcome one = parse_with(data, size, false, "1");
-  const Outcome two = parse_with(data, size, false, "2");
-  if (whole.ok != one.ok || (whole.ok && whole.text != one.text)) report_mismatch("whole vs chunked, 1 thread", whole, one);
-  if (whole.ok != two.ok || (whole.ok && whole.text != two.text)) report_mismatch("whole vs chunked, 2 threads", whole, two);
+  for (const bool strict : {false, true}) {
+    const Outcome whole = parse_with(data, size, true, "1", strict);
+    const Outcome one = parse_with(data, size, false, "1", strict);
+    const Outcome two = parse_with(data, size, false, "2", strict);
+    if (whole.ok != one.ok || (whole.ok && whole.text != one.text))
+      report_mismatch(strict ? "strict: whole vs chunked, 1 thread" : "whole vs chunked, 1 thread", whole, one);
+    if (whole.ok != two.ok || (whole.ok && whole.text != two.text))
+      report_mismatch(strict ? "strict: whole vs chunked, 2 threads" : "whole vs chunked, 2 threads", whole, two);
+  }
 #else
 #error "TTAP_FUZZ_MODE must be 1, 2 or 3"
 #endif

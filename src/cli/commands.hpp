@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ttap/load.hpp"
 #include "ttap/report.hpp"
 #include "ttap/trace.hpp"
 #include "ttap/tree.hpp"
@@ -141,6 +142,8 @@ struct Loaded {
 };
 // Loads and builds the tree, logging sizes and timings at debug level. Throws InputError.
 Loaded load_and_build(const std::string& path);
+// How every command loads its traces (`--strict` sets .strict).
+LoadOptions& load_options();
 // Files as given; folders searched recursively for .json / .json.gz, in name order.
 // Throws InputError for a folder without traces.
 std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& inputs);

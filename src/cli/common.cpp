@@ -44,11 +44,16 @@ class LoadStatus {
 
 }  // namespace
 
+LoadOptions& load_options() {
+  static LoadOptions options;
+  return options;
+}
+
 Loaded load_and_build(const std::string& path) {
   using clock = std::chrono::steady_clock;
   LoadStatus status(path);
   const auto t0 = clock::now();
-  Trace trace = load_trace(path);
+  Trace trace = load_trace(path, load_options());
   const auto t1 = clock::now();
   status.show(fmt::format("{}: {} events parsed, building the tree...", path, trace.size()));
   EventTree tree = EventTree::build(trace);

@@ -36,6 +36,11 @@ int dispatch(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More log output (repeat for trace level)");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
   app.add_flag("--version", show_version, "Print the version of ttap and its components");
+  app.add_flag("--strict", load_options().strict,
+               "Refuse a trace over one bad event (negative duration, unpaired surrogate, id above 2^63-1, byte-order mark) "
+               "instead of dropping or repairing it");
+  // Global flags may also follow the command: `ttap summary --strict t.json`.
+  app.fallthrough();
 
   TreeOptions tree;
   auto* tree_cmd = app.add_subcommand("tree", "Print the event tree (CPU ops, launches, GPU kernels, Python frames)");

@@ -159,6 +159,10 @@ std::vector<std::string> diagnostic_lines(const Trace& t, const EventTree& tree)
   add(td.python_without_parent, "python_function events name a parent that is not in the trace");
   add(ld.unmatched_begin_end, "B/E events were unmatched");
   add(ld.unknown_phase, "events of unused phases were skipped");
+  add(ld.negative_durations_dropped, "events with a negative duration were dropped (--strict refuses the trace)");
+  add(ld.surrogates_repaired, "strings had an unpaired surrogate escape, replaced by U+FFFD (--strict refuses the trace)");
+  add(ld.ids_above_int64, "ids above 2^63-1 were kept as their 64 bits (--strict refuses the trace)");
+  add(ld.byte_order_marks, "UTF-8 byte-order mark before the JSON was skipped (--strict refuses the trace)");
   return lines;
 }
 
