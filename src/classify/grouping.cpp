@@ -5,6 +5,7 @@
 // renderers only show it.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "classify.hpp"
 #include "ttap/analyze.hpp"
@@ -87,7 +88,13 @@ std::string event_origin(const Trace& trace, const EventTree& tree, EventId e) {
 }
 
 std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
-  if (!rule.events.empty()) return event_origin(trace, tree, rule.events.front());
+  // The owner of most of its events' time, not of its first event: a window's most telling
+  // event varies from window to window, the op that holds the time much less.
+  std::map<std::string, int64_t> owned;
+  for (EventId e : rule.events)
+    if (e < trace.size()) owned[event_origin(trace, tree, e)] += std::max<int64_t>(1, trace.dur[e]);
+  if (!owned.empty())
+    return std::max_element(owned.begin(), owned.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   if (!rule.locations.empty()) return code_origin(rule.locations.front());
   return "";
 }
@@ -97,6 +104,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
   std::map<std::pair<std::string, std::string>, size_t> index;
   std::vector<int64_t> member_cost;  // per group: the highest member cost (picks its evidence)
   std::vector<std::vector<Interval>> member_spans;
+  std::vector<std::optional<Interval>> fallback_spans;
   for (const FlaggedWindow& w : r.flagged)
     for (const Finding& f : w.findings) {
       auto [it, added] = index.try_emplace({f.id, f.origin}, r.findings.size());
@@ -110,6 +118,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
         r.findings.push_back(std::move(g));
         member_cost.push_back(-1);
         member_spans.emplace_back();
+        fallback_spans.emplace_back();
       }
       const size_t gi = it->second;
       GroupedFinding& g = r.findings[gi];
@@ -122,7 +131,10 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
       if (g.explanation.empty()) g.explanation = f.explanation;
       for (const CodeLocation& l : f.locations) add_location(g.locations, l);
       g.cost += f.cost;  // replaced below by the whole steady state's cost when the rules saw it there
-      if (f.end > f.begin) member_spans[gi].emplace_back(f.begin, f.end);
+      // A steady-state finding's range is the whole pattern's extent, one span over
+      // many instances: its events give the occurrences instead (below).
+      if (f.end > f.begin && !w.steady_state) member_spans[gi].emplace_back(f.begin, f.end);
+      if (f.end > f.begin && w.steady_state) fallback_spans[gi] = {f.begin, f.end};
       if (f.cost > member_cost[gi]) {
         member_cost[gi] = f.cost;
         g.evidence = f.evidence;
@@ -167,9 +179,12 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
       if (g.locations.empty())
         for (const CodeLocation& l : rf->locations.empty() ? user_code_locations(trace, tree, rf->events) : rf->locations)
           add_location(g.locations, l);
-      std::vector<Interval> whole = event_spans(trace, rf->events, r.begin, r.end);
-      if (!whole.empty()) spans = std::move(whole);
+      // The windows' own ranges stay: the rules may name fewer events across the whole
+      // steady state than the windows showed (the longest instance, say).
+      const std::vector<Interval> whole = event_spans(trace, rf->events, r.begin, r.end);
+      spans.insert(spans.end(), whole.begin(), whole.end());
     }
+    if (spans.empty() && fallback_spans[gi]) spans.push_back(*fallback_spans[gi]);
     spans = occurrence_spans(std::move(spans), gap);
     g.occurrence_count = std::max<size_t>(1, spans.size());
     for (const Interval& s : spans) {
