@@ -70,7 +70,9 @@ TEST(AnalyzeFormats, TextKeepsTheHeadlineAndListsFindings) {
 // The eager ViT inference step idles its H100 84% of the time between short kernels: no
 // 79 us window shows it, the rules across the whole step do, and the trace fails the gate.
 TEST(AnalyzeFormats, ThinPatternsAreFoundAcrossTheSteadyState) {
-  const ProcResult r = analyze({kVit});
+  // The grouped finding says it was seen across the steady state; --details shows the entry.
+  EXPECT_NE(analyze({kVit}).out.find("(across the steady state)"), std::string::npos);
+  const ProcResult r = analyze({"--details", kVit});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const size_t at = r.out.find("  steady state [+0.000 ms .. +7.894 ms]  (rules across the whole of it)\n");
   ASSERT_NE(at, std::string::npos) << r.out;
@@ -102,7 +104,7 @@ TEST(AnalyzeFormats, JsonFollowsTheSchema) {
   ASSERT_EQ(r.exit_code, 1) << r.err;
   simdjson::dom::parser p;
   auto doc = parse(p, r.out);
-  EXPECT_EQ(std::string_view(doc["schema"]), "ttap.analyze/1");
+  EXPECT_EQ(std::string_view(doc["schema"]), "ttap.analyze/2");
   EXPECT_EQ(int64_t(doc["settings"]["windows"]), 100);
   EXPECT_EQ(int64_t(doc["settings"]["top_k"]), 5);
   EXPECT_EQ(std::string_view(doc["settings"]["fail_on"]), "warning") << "as given";
@@ -220,11 +222,11 @@ TEST(AnalyzeFormats, JunitIsWellFormedWithOneTestcasePerTrace) {
   EXPECT_NE(xml.find("<error type=\"input\""), std::string::npos);
 }
 
-TEST(AnalyzeFormats, MarkdownHasATableOfFindings) {
+TEST(AnalyzeFormats, MarkdownHasATableOfGroupedFindings) {
   const ProcResult r = analyze({"--format", "md", "--fail-on", "none", kResnet});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("# ttap analyze\n", 0), 0u);
-  EXPECT_NE(r.out.find("| where | time | score | severity | id |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| # | severity | id | in | occurrences | cost |"), std::string::npos) << r.out;
 }
 
 TEST(AnalyzeGate, ExitCodesFollowFailOnAndFailScore) {

@@ -138,7 +138,7 @@ TEST(Jsonl, OneWholeReportPerTraceAndErrorsAsLines) {
   for (const auto& line : lines) {
     simdjson::dom::element doc;
     ASSERT_EQ(p.parse(line).get(doc), simdjson::SUCCESS) << line;
-    EXPECT_EQ(std::string_view(doc["schema"]), "ttap.analyze/1");
+    EXPECT_EQ(std::string_view(doc["schema"]), "ttap.analyze/2");
     simdjson::dom::array traces = doc["traces"];
     ASSERT_EQ(traces.size(), 1u);
     simdjson::dom::element t = traces.at(0);

@@ -85,6 +85,10 @@ struct Finding {
   std::string explanation;               // the LLM's, when it judged the window
   std::optional<Saving> saving;          // the trace's what-if estimate for this id
   std::vector<CodeLocation> locations;   // user code, most telling first
+  // What owns it: the op (or annotation, e.g. the DataLoader's __next__) of its most telling
+  // event, else its first user file:line, else "" (the LLM named it without events).
+  // Findings with the same id and origin are one problem (GroupedFinding).
+  std::string origin;
 };
 
 struct FlaggedWindow {
@@ -100,6 +104,53 @@ struct FlaggedWindow {
 // "window 3", or "steady state" for the trace-wide entry: how every renderer names it.
 std::string flagged_label(const FlaggedWindow& w);
 
+// One place a grouped finding's pattern shows: a span of the trace (merged where its
+// events overlap), the profiler step and the window it starts in.
+struct Occurrence {
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t step = -1;    // ProfilerStep number, -1 outside steps or without them
+  int64_t window = -1;  // index of the window its begin falls in, -1 outside them
+};
+
+// How a grouped finding compares with the baseline (--baseline): none without one; worse
+// when its cost per step (share of the steady state without steps) rose by more than
+// --regress percent; fixed ones are the baseline's, gone from this trace.
+enum class BaselineState : uint8_t { none, added, unchanged, worse, fixed };
+std::string_view baseline_state_name(BaselineState s);  // "", "new", "unchanged", "worse", "fixed"
+
+// One problem of a trace: the window and steady-state findings with one id and origin,
+// folded together (src/classify/grouping.cpp), with the pattern's extent over the whole
+// steady state. Severity and saving are the member findings' (the highest severity);
+// the renderers show these, ranked by saving, and keep per-window detail for --details.
+struct GroupedFinding {
+  std::string id;
+  std::string name;
+  std::string origin;   // see Finding::origin
+  Severity severity = Severity::warning;
+  double confidence = 0;             // the highest of its members
+  std::string source;                // "rules", "llm" or "rules+llm" (the most confirmed)
+  size_t occurrence_count = 0;       // spans over the whole steady state (at least 1)
+  std::vector<Occurrence> occurrences;  // the first few, in time order
+  std::vector<int64_t> steps;        // ProfilerStep numbers it shows in, ascending
+  std::vector<uint32_t> windows;     // the flagged windows that reported it, in report order
+  bool steady_state = false;         // the rules across the whole steady state reported it
+  int64_t cost = 0;                  // ns over the whole steady state
+  std::optional<int64_t> cost_per_step;  // ns; only for traces with steps
+  double share = 0;                  // of step time (of the steady state without steps), 0..1
+  std::optional<Saving> saving;      // the what-if estimate for its id, as the members carry it
+  // What ranks it: the what-if saving when there is one, else its cost (share, 0..1).
+  double rank_share = 0;
+  std::vector<std::string> evidence;  // across the whole steady state when the rules saw it there
+  std::string fix;
+  std::string explanation;            // the LLM's, when it judged one of its windows
+  std::vector<CodeLocation> locations;
+  // Against --baseline: the state, and the baseline's cost per step and share when matched.
+  BaselineState baseline = BaselineState::none;
+  std::optional<int64_t> baseline_cost_per_step;
+  std::optional<double> baseline_share;
+};
+
 enum class Verdict : uint8_t { clean, flagged, error };
 std::string_view verdict_name(Verdict v);
 
@@ -107,7 +158,7 @@ struct TraceReport {
   std::string path;
   std::string content_hash;  // of the file's bytes (16 hex digits), "" when unreadable or stdin
   Verdict verdict = Verdict::clean;
-  bool gate_failed = false;  // fails the CI gate (--fail-on / --fail-score)
+  bool gate_failed = false;  // fails the CI gate (--fail-on / --fail-score / --fail-savings)
   std::string error;         // for Verdict::error: what went wrong, one line
   bool internal_error = false;  // the error is ttap's fault, not the input's (exit code 3)
 
@@ -122,6 +173,12 @@ struct TraceReport {
   std::vector<Saving> savings;  // every what-if estimate, largest first
   std::vector<WindowScore> windows;
   std::vector<FlaggedWindow> flagged;
+  std::vector<GroupedFinding> findings;  // one per problem, by rank_share, highest first
+  // The share of step time (of the steady state without steps) fixing every grouped
+  // finding would recover: each id counted once, combined as 1 - prod(1 - share).
+  double recoverable_share = 0;
+  std::string baseline;                  // the baseline trace compared with, "" if none
+  std::vector<GroupedFinding> fixed;     // the baseline's findings gone from this trace
   uint32_t suppressed = 0;      // findings dropped by the config's ignores
   std::vector<std::string> warnings;
   double seconds = 0;           // wall time for this trace, load included
@@ -133,6 +190,9 @@ struct ReportSettings {  // what shaped the report, echoed in JSON
   std::string scorer;
   std::string fail_on;               // none|warning|error
   std::optional<double> fail_score;
+  std::optional<double> fail_savings;  // percent of step time
+  std::string baseline;              // --baseline BASE, "" if none
+  double regress = 10;               // --regress PCT
   bool llm = false;                  // an LLM endpoint was configured
   std::string config;                // the config file read, "" if none
 };
@@ -146,11 +206,12 @@ struct Report {
 
 // ---- Renderers (src/report/analyze_*.cpp) -----------------------------------------------
 struct TextStyle {
-  bool color = false;  // ANSI colors (a terminal, NO_COLOR unset)
+  bool color = false;    // ANSI colors (a terminal, NO_COLOR unset)
+  bool details = false;  // also every flagged window's findings (--details)
 };
 std::string render_analyze_text(const Report& report, const TextStyle& style = {});
 std::string render_analyze_markdown(const Report& report);
-std::string render_analyze_json(const Report& report);   // "schema": "ttap.analyze/1"
+std::string render_analyze_json(const Report& report);   // "schema": "ttap.analyze/2"
 std::string render_analyze_sarif(const Report& report);  // SARIF 2.1.0
 std::string render_analyze_junit(const Report& report);  // JUnit XML, one testcase per trace
 std::string render_analyze_html(const Report& report);   // one self-contained page

@@ -41,6 +41,7 @@ struct AnalyzeSettings {
   std::vector<Ignore> ignores;
   FailOn fail_on = FailOn::warning;  // exit 1 on a flagged trace, as the exit codes document
   std::optional<double> fail_score;
+  std::optional<double> fail_savings;  // percent of step time (--fail-savings)
 };
 
 // The headline figures and what-if savings (everything that needs no detector).
@@ -95,12 +96,41 @@ bool ignore_matches(const Ignore& ignore, const std::string& trace_path, const F
 // without findings.
 void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores);
 
+// What owns a finding (Finding::origin): for GPU work the op that launched it, for a
+// runtime call the op that made it, else the event's own name (an op, an annotation such
+// as the DataLoader's __next__); a finding without events, its first user file:line.
+std::string event_origin(const Trace& trace, const EventTree& tree, EventId e);
+std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree);
+
+// Fills trace.findings and trace.recoverable_share from trace.flagged (grouping.cpp).
+// `across`: the rule detectors' findings over the whole steady state, every severity,
+// which give each problem its extent (occurrences, steps, cost per step).
+void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, const Trace& tr, const EventTree& tree);
+
+// Compares a trace's grouped findings with the baseline's (baseline.cpp): matched by id
+// and origin, then what is left by id alone (an origin can move between two recordings of
+// the same problem); each new, unchanged, worse (cost per step, or share of the steady
+// state without steps, up by more than regress_pct percent) or fixed (in trace.fixed).
+void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, double regress_pct);
+
+// Baselines read back from an earlier `--format json` report (baseline_report.cpp).
+// Whether the bytes are such a report (else --baseline names a trace).
+bool looks_like_analyze_report(std::string_view bytes);
+// Per trace its path and grouped findings. Throws InputError naming `source` for bad JSON
+// or a report without grouped findings (schema ttap.analyze/1).
+std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes);
+// The baseline trace for `path`: the same path, else the same file name, else the only
+// trace of a one-trace baseline; nullptr when none fits.
+const TraceReport* baseline_for(const std::vector<TraceReport>& base, const std::string& path);
+
 // Sets verdict (flagged: a finding of severity warning or above, or the score at or above
 // fail_score) and gate_failed (a finding at or above fail_on, or the score at or above
-// fail_score). A finding only the LLM names (source "llm": no rule evidence, no measured
-// cost) is reported but neither flags the trace nor fails the gate by itself. Leaves error
-// verdicts alone.
-void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_score);
+// fail_score, or the recoverable share at or above fail_savings percent). A finding only
+// the LLM names (source "llm": no rule evidence, no measured cost) is reported but neither
+// flags the trace nor fails the gate by itself. With a baseline (trace.baseline set), only
+// new or worse grouped findings count against fail_on. Leaves error verdicts alone.
+void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_score,
+                std::optional<double> fail_savings = std::nullopt);
 
 // The whole pipeline on a loaded trace. Throws InputError for bad settings (a missing
 // --model) and std::runtime_error when a stage fails.

@@ -38,6 +38,7 @@ Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree&
   f.saving = saving_for(rule.id, savings);
   f.locations = rule.locations.empty() ? user_code_locations(trace, tree, rule.events) : rule.locations;
   clip_cost_to_range(f, begin, end);
+  f.origin = finding_origin(rule, trace, tree);
   return f;
 }
 

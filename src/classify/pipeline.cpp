@@ -110,13 +110,15 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     r.windows[top[j]].flagged = true;
     r.flagged.push_back(std::move(fw));
   }
+  std::vector<RuleFinding> across;
   if (!windows.empty()) {
-    const std::vector<RuleFinding> across = rules.detect(steady.begin, steady.end);
+    across = rules.detect(steady.begin, steady.end);
     add_steady_state_findings(r, across, trace, tree);
     assign_trace_severity(r, across);
   }
   apply_ignores(r, settings.ignores);
-  apply_gate(r, settings.fail_on, settings.fail_score);
+  group_findings(r, across, trace, tree);
+  apply_gate(r, settings.fail_on, settings.fail_score, settings.fail_savings);
   return r;
 }
 

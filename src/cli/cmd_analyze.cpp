@@ -104,6 +104,7 @@ AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<Anal
   s.score.threads = o.threads;
   s.fail_on = o.fail_on ? *parse_fail_on(*o.fail_on) : cfg.fail_on.value_or(FailOn::warning);
   s.fail_score = o.fail_score ? o.fail_score : cfg.fail_score;
+  s.fail_savings = o.fail_savings;
   s.ignores = cfg.ignores;
   LlmConfig& l = s.llm;
   l.url = pick(o.llm_url, cfg.llm.url, std::string());
@@ -189,15 +190,43 @@ class ProgressBar {
   bool active_ = false, drawn_ = false;
 };
 
+// --baseline BASE: an earlier `--format json` (or jsonl) report, read back, or a trace,
+// analyzed with the same settings. A baseline that cannot be read is bad input (exit 2)
+// before any trace is analyzed: a gate must not silently run without the baseline it was
+// given.
+std::vector<TraceReport> load_baseline(const std::string& path, const AnalyzeSettings& settings) {
+  const RawInput raw = read_input(path, default_max_input_bytes());
+  const std::string_view bytes(raw.json.data(), raw.json.size());
+  if (looks_like_analyze_report(bytes)) return read_baseline_report(path, bytes);
+  TraceReport base = analyze_one(path, settings, {});
+  if (base.verdict == Verdict::error) throw InputError(path, "baseline: " + base.error);
+  return {std::move(base)};
+}
+
+// Compares a finished trace with its baseline trace and gates it again on what is new or
+// worse; a trace the baseline has no match for is gated as without one, and says so.
+void gate_against_baseline(TraceReport& t, const std::vector<TraceReport>& baseline, const AnalyzeOptions& o,
+                           const AnalyzeSettings& settings) {
+  if (o.baseline.empty() || t.verdict == Verdict::error) return;
+  const TraceReport* base = baseline_for(baseline, t.path);
+  if (!base) {
+    t.warnings.push_back(
+        fmt::format("no trace in the baseline {} matches this one (by path or file name): gated without a baseline", o.baseline));
+    return;
+  }
+  compare_with_baseline(t, *base, o.regress);
+  apply_gate(t, settings.fail_on, settings.fail_score, settings.fail_savings);
+}
+
 }  // namespace
 
-std::string render_analyze_report(const Report& report, const std::string& format, bool color) {
+std::string render_analyze_report(const Report& report, const std::string& format, bool color, bool details) {
   if (format == "json") return render_analyze_json(report);
   if (format == "md") return render_analyze_markdown(report);
   if (format == "sarif") return render_analyze_sarif(report);
   if (format == "junit") return render_analyze_junit(report);
   if (format == "html") return render_analyze_html(report);
-  return render_analyze_text(report, TextStyle{color});
+  return render_analyze_text(report, TextStyle{color, details});
 }
 
 int run_analyze(const AnalyzeOptions& o) {
@@ -219,7 +248,8 @@ int run_analyze(const AnalyzeOptions& o) {
   Report report;
   report.tool_version = std::string(version());
   report.settings = {settings.windows, settings.top_k, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
-                     settings.llm.enabled(), config ? config->path : std::string()};
+                     settings.fail_savings, o.baseline, o.regress, settings.llm.enabled(), config ? config->path : std::string()};
+  const std::vector<TraceReport> baseline = o.baseline.empty() ? std::vector<TraceReport>{} : load_baseline(o.baseline, settings);
   if (settings.llm.enabled() && settings.llm.api_key.empty())
     report.warnings.push_back("no API key in TTAP_LLM_API_KEY or OPENAI_API_KEY: LLM requests are sent without one");
 
@@ -242,6 +272,7 @@ int run_analyze(const AnalyzeOptions& o) {
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < inputs.files.size();) {
       results[i] = analyze_one(inputs.files[i], settings, o.job ? job.collector(i) : std::function<void(const Loaded&)>());
+      gate_against_baseline(results[i], baseline, o, settings);
       if (lines) lines->write(render_analyze_jsonl_line(report, results[i]));
       progress.done(results[i].verdict == Verdict::error);
     }
@@ -256,7 +287,7 @@ int run_analyze(const AnalyzeOptions& o) {
   report.traces = std::move(inputs.errors);
   report.traces.insert(report.traces.end(), std::make_move_iterator(results.begin()), std::make_move_iterator(results.end()));
   if (!streaming) {
-    std::string out = render_analyze_report(report, o.format, want_color(o.output));
+    std::string out = render_analyze_report(report, o.format, want_color(o.output), o.details);
     if (job_summary) out = with_job_section(std::move(out), *job_summary, o.format);
     write_output(o.output, out);
   }

@@ -78,6 +78,10 @@ struct AnalyzeOptions {
   bool progress = true;             // a progress bar on a terminal (stderr)
   std::optional<std::string> fail_on;
   std::optional<double> fail_score;
+  std::optional<double> fail_savings;  // percent of step time
+  std::string baseline;             // --baseline: a json report or a trace, "" = none
+  double regress = 10;              // --regress PCT
+  bool details = false;             // --details (text)
   std::optional<int> top_k;
   std::optional<int> windows;
   std::optional<std::string> scorer;
@@ -172,7 +176,7 @@ std::optional<Shard> parse_shard(std::string_view text);
 std::vector<std::string> shard_of(std::vector<std::string> traces, const Shard& shard);
 
 // The analyze Report in one of the analyze formats (all but jsonl, which streams).
-std::string render_analyze_report(const Report& report, const std::string& format, bool color);
+std::string render_analyze_report(const Report& report, const std::string& format, bool color, bool details = false);
 // One JSONL line: the JSON report of one trace under the run's settings and warnings.
 std::string render_analyze_jsonl_line(const Report& run, const TraceReport& trace);
 

@@ -130,6 +130,14 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none, warning (default) or error")
       ->check(CLI::IsMember({"none", "warning", "error"}));
   analyze_cmd->add_option("--fail-score", analyze.fail_score, "Exit 1 when a trace score is at least S (0..1)")->check(CLI::Range(0.0, 1.0));
+  analyze_cmd->add_option("--fail-savings", analyze.fail_savings,
+                          "Exit 1 when fixing a trace's findings would recover at least PCT percent of step time")
+      ->check(CLI::Range(0.0, 100.0));
+  analyze_cmd->add_option("--baseline", analyze.baseline,
+                          "An earlier --format json report or a trace: fail only on findings that are new or worse than there");
+  analyze_cmd->add_option("--regress", analyze.regress, "With --baseline: worse means cost per step up more than PCT percent (default 10)")
+      ->check(CLI::Range(0.0, 1e6));
+  analyze_cmd->add_flag("--details", analyze.details, "Text: also every flagged window's findings");
   analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));
   analyze_cmd->add_option("--windows", analyze.windows, "Windows per trace (default 100)")->check(CLI::Range(1, 100000));
   analyze_cmd->add_option("--scorer", analyze.scorer, "model (default), rules or cluster")->check(CLI::IsMember({"model", "rules", "cluster"}));

@@ -16,6 +16,17 @@ std::string_view verdict_name(Verdict v) {
   return "error";
 }
 
+std::string_view baseline_state_name(BaselineState s) {
+  switch (s) {
+    case BaselineState::none: return "";
+    case BaselineState::added: return "new";
+    case BaselineState::unchanged: return "unchanged";
+    case BaselineState::worse: return "worse";
+    case BaselineState::fixed: return "fixed";
+  }
+  return "";
+}
+
 std::string flagged_label(const FlaggedWindow& w) {
   return w.steady_state ? std::string("steady state") : fmt::format("window {}", w.index);
 }
@@ -113,20 +124,57 @@ std::string saving_text(const Saving& s) {
                      s.per_step ? "per step" : "over the profiled span", 100.0 * s.step_share);
 }
 
-size_t finding_count(const TraceReport& t) {
-  size_t n = 0;
-  for (const auto& w : t.flagged) n += w.findings.size();
-  return n;
+size_t finding_count(const TraceReport& t) { return t.findings.size(); }
+
+namespace {
+
+// "3-8", "1, 3, 5-7": consecutive step numbers as ranges.
+std::string number_ranges(const std::vector<int64_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", j > i ? fmt::format("{}-{}", v[i], v[j]) : std::to_string(v[i]));
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string occurrences_text(const GroupedFinding& g) {
+  std::string out = fmt::format("{} occurrence{}", g.occurrence_count, g.occurrence_count == 1 ? "" : "s");
+  if (!g.steps.empty()) out += fmt::format(" in step{} {}", g.steps.size() == 1 ? "" : "s", number_ranges(g.steps));
+  return out;
+}
+
+std::string group_cost_text(const GroupedFinding& g) {
+  if (g.cost_per_step) return fmt::format("~{} per step ({:.1f}% of step time)", ms(*g.cost_per_step), 100.0 * g.share);
+  return fmt::format("{} ({:.1f}% of the steady state)", ms(g.cost), 100.0 * g.share);
+}
+
+std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFinding& g) {
+  std::vector<std::string> out;
+  for (const Occurrence& o : g.occurrences) out.push_back(fmt::format("{} .. {}", offset_ms(t, o.begin), offset_ms(t, o.end)));
+  return out;
+}
+
+bool is_new_or_worse(const GroupedFinding& g) { return g.baseline == BaselineState::added || g.baseline == BaselineState::worse; }
+
+std::string baseline_counts_text(const TraceReport& t) {
+  size_t added = 0, worse = 0, unchanged = 0;
+  for (const GroupedFinding& g : t.findings) {
+    added += g.baseline == BaselineState::added;
+    worse += g.baseline == BaselineState::worse;
+    unchanged += g.baseline == BaselineState::unchanged;
+  }
+  return fmt::format("{} new, {} worse, {} unchanged, {} fixed", added, worse, unchanged, t.fixed.size());
 }
 
 std::vector<std::string> finding_ids(const TraceReport& t) {
-  std::map<std::string, size_t> counts;
-  for (const auto& w : t.flagged)
-    for (const auto& f : w.findings) ++counts[f.id];
-  std::vector<std::pair<std::string, size_t>> v(counts.begin(), counts.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::vector<std::string> ids;
-  for (auto& [id, n] : v) ids.push_back(id);
+  std::vector<std::string> ids;  // the grouped findings are ranked already
+  for (const GroupedFinding& g : t.findings)
+    if (std::find(ids.begin(), ids.end(), g.id) == ids.end()) ids.push_back(g.id);
   return ids;
 }
 
@@ -138,6 +186,13 @@ Counts count(const Report& r) {
     else ++c.errors;
     if (t.gate_failed) ++c.gate_failed;
     c.findings += finding_count(t);
+    for (const auto& w : t.flagged) c.window_findings += w.findings.size();
+    for (const GroupedFinding& g : t.findings) {
+      c.added += g.baseline == BaselineState::added;
+      c.worse += g.baseline == BaselineState::worse;
+      c.unchanged += g.baseline == BaselineState::unchanged;
+    }
+    c.fixed += t.fixed.size();
   }
   return c;
 }

@@ -16,12 +16,27 @@ std::string location_text(const CodeLocation& l);  // "train.py:42 (step)"
 std::string xml_escape(std::string_view s);        // also drops characters XML 1.0 forbids
 std::string saving_text(const Saving& s);          // "~48.601 ms per step (27.8%)"
 
+// A grouped finding's parts as every renderer words them.
+// "6 occurrences in steps 3-8" ("1 occurrence", "in the steady state" without steps).
+std::string occurrences_text(const GroupedFinding& g);
+// "~48.102 ms per step (27.5% of step time)", "12.345 ms (3.1% of the steady state)".
+std::string group_cost_text(const GroupedFinding& g);
+// "+0.000 ms .. +10.420 ms" for each occurrence shown.
+std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFinding& g);
+// "1 new, 0 worse, 1 unchanged, 0 fixed" for a trace compared with a baseline.
+std::string baseline_counts_text(const TraceReport& t);
+// Whether a grouped finding counts against a baseline gate (new or worse).
+bool is_new_or_worse(const GroupedFinding& g);
+
 struct Counts {
-  size_t clean = 0, flagged = 0, errors = 0, gate_failed = 0, findings = 0;
+  size_t clean = 0, flagged = 0, errors = 0, gate_failed = 0;
+  size_t findings = 0;         // grouped findings
+  size_t window_findings = 0;  // findings of flagged windows and steady states, before grouping
+  size_t added = 0, worse = 0, unchanged = 0, fixed = 0;  // against --baseline
 };
 Counts count(const Report& r);
-size_t finding_count(const TraceReport& t);
-// Distinct finding ids of a trace, most frequent first.
+size_t finding_count(const TraceReport& t);  // grouped findings
+// Distinct finding ids of a trace, in the grouped findings' rank order.
 std::vector<std::string> finding_ids(const TraceReport& t);
 
 }  // namespace ttap::analyze_render

@@ -1,4 +1,4 @@
-// JSON, "schema": "ttap.analyze/1" (docs/analyze-json.md). Times are integer nanoseconds
+// JSON, "schema": "ttap.analyze/2" (docs/analyze-json.md). Times are integer nanoseconds
 // in the trace's time base (suffix _ns); shares are fractions in [0, 1].
 #include <fmt/format.h>
 
@@ -29,15 +29,49 @@ std::string saving(const Saving& s) {
                      boolean(s.per_step), s.bound);
 }
 
+std::string location_json(const CodeLocation& l) {
+  return fmt::format(R"({{"file":{},"line":{},"function":{}}})", json_string(l.file), l.line, json_string(l.function));
+}
+
 std::string finding(const Finding& f) {
   return fmt::format(
-      R"({{"id":{},"name":{},"severity":{},"confidence":{},"source":{},"begin_ns":{},"end_ns":{},"cost_ns":{},"evidence":{},"fix":{},"explanation":{},"saving":{},"locations":{}}})",
+      R"({{"id":{},"name":{},"severity":{},"confidence":{},"source":{},"begin_ns":{},"end_ns":{},"cost_ns":{},"evidence":{},"fix":{},"explanation":{},"saving":{},"locations":{},"origin":{}}})",
       json_string(f.id), json_string(f.name), json_string(severity_label(f.severity)), num(f.confidence), json_string(f.source), f.begin, f.end, f.cost,
       array(f.evidence, [](const std::string& e) { return json_string(e); }), json_string(f.fix),
       f.explanation.empty() ? "null" : json_string(f.explanation), f.saving ? saving(*f.saving) : "null",
-      array(f.locations, [](const CodeLocation& l) {
-        return fmt::format(R"({{"file":{},"line":{},"function":{}}})", json_string(l.file), l.line, json_string(l.function));
-      }));
+      array(f.locations, location_json), json_string(f.origin));
+}
+
+std::string optional_ns(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "null"; }
+
+std::string group(const GroupedFinding& g) {
+  return fmt::format(
+      R"({{"id":{},"name":{},"origin":{},"severity":{},"confidence":{},"source":{},"occurrence_count":{},"occurrences":{},"steps":{},"windows":{},"steady_state":{},"cost_ns":{},"cost_per_step_ns":{},"share":{},"saving":{},"rank_share":{},"evidence":{},"fix":{},"explanation":{},"locations":{},"baseline_state":{},"baseline_cost_per_step_ns":{},"baseline_share":{}}})",
+      json_string(g.id), json_string(g.name), json_string(g.origin), json_string(severity_label(g.severity)), num(g.confidence),
+      json_string(g.source), g.occurrence_count,
+      array(g.occurrences,
+            [](const Occurrence& o) {
+              return fmt::format(R"({{"begin_ns":{},"end_ns":{},"step":{},"window":{}}})", o.begin, o.end,
+                                 o.step >= 0 ? std::to_string(o.step) : "null", o.window >= 0 ? std::to_string(o.window) : "null");
+            }),
+      array(g.steps, [](int64_t s) { return std::to_string(s); }), array(g.windows, [](uint32_t w) { return std::to_string(w); }),
+      boolean(g.steady_state), g.cost, optional_ns(g.cost_per_step), num(g.share), g.saving ? saving(*g.saving) : "null", num(g.rank_share),
+      array(g.evidence, [](const std::string& e) { return json_string(e); }), json_string(g.fix),
+      g.explanation.empty() ? "null" : json_string(g.explanation), array(g.locations, location_json),
+      g.baseline == BaselineState::none ? "null" : json_string(baseline_state_name(g.baseline)), optional_ns(g.baseline_cost_per_step),
+      g.baseline_share ? num(*g.baseline_share) : "null");
+}
+
+std::string baseline(const TraceReport& t) {
+  if (t.baseline.empty()) return "null";
+  size_t added = 0, worse = 0, unchanged = 0;
+  for (const GroupedFinding& g : t.findings) {
+    added += g.baseline == BaselineState::added;
+    worse += g.baseline == BaselineState::worse;
+    unchanged += g.baseline == BaselineState::unchanged;
+  }
+  return fmt::format(R"({{"trace":{},"new":{},"worse":{},"unchanged":{},"fixed":{},"fixed_findings":{}}})", json_string(t.baseline), added,
+                     worse, unchanged, t.fixed.size(), array(t.fixed, group));
 }
 
 std::string headline(const Headline& h) {
@@ -64,10 +98,10 @@ std::string trace(const TraceReport& t) {
     return fmt::format(R"({{"path":{},"content_hash":{},"verdict":"error","gate_failed":true,"error":{},"internal_error":{},"seconds":{}}})",
                        json_string(t.path), hash(t), json_string(t.error), boolean(t.internal_error), num(t.seconds));
   return fmt::format(
-      R"({{"path":{},"content_hash":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{}}},"headline":{},"savings":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
+      R"({{"path":{},"content_hash":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{}}},"headline":{},"savings":{},"findings":{},"recoverable_share":{},"baseline":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
       json_string(t.path), hash(t), json_string(verdict_name(t.verdict)), boolean(t.gate_failed), t.scorer.empty() ? "null" : num(t.score),
       t.scorer.empty() ? "null" : json_string(t.scorer), t.device.empty() ? "null" : json_string(t.device), json_string(t.steady_state), t.begin, t.end,
-      headline(t.headline), array(t.savings, saving),
+      headline(t.headline), array(t.savings, saving), array(t.findings, group), num(t.recoverable_share), baseline(t),
       array(t.windows, [](const WindowScore& w) {
         return fmt::format(R"({{"index":{},"begin_ns":{},"end_ns":{},"score":{},"gpu_busy":{},"flagged":{}}})", w.index, w.begin, w.end,
                            num(w.score), num(w.gpu_busy), boolean(w.flagged));
@@ -86,11 +120,15 @@ std::string render_analyze_json(const Report& report) {
   const Counts c = count(report);
   const ReportSettings& s = report.settings;
   return fmt::format(
-      R"({{"schema":"ttap.analyze/1","tool":{{"name":"ttap","version":{}}},"settings":{{"windows":{},"top_k":{},"scorer":{},"fail_on":{},"fail_score":{},"llm":{},"config":{}}},"summary":{{"traces":{},"clean":{},"flagged":{},"errors":{},"gate_failed":{},"findings":{}}},"warnings":{},"traces":{}}})"
+      R"({{"schema":"ttap.analyze/2","tool":{{"name":"ttap","version":{}}},"settings":{{"windows":{},"top_k":{},"scorer":{},"fail_on":{},"fail_score":{},"fail_savings":{},"baseline":{},"regress":{},"llm":{},"config":{}}},"summary":{{"traces":{},"clean":{},"flagged":{},"errors":{},"gate_failed":{},"findings":{},"window_findings":{},"baseline":{}}},"warnings":{},"traces":{}}})"
       "\n",
       json_string(report.tool_version), s.windows, s.top_k, json_string(s.scorer), json_string(s.fail_on), s.fail_score ? num(*s.fail_score) : "null",
-      boolean(s.llm), s.config.empty() ? "null" : json_string(s.config), report.traces.size(), c.clean, c.flagged, c.errors, c.gate_failed,
-      c.findings, array(report.warnings, [](const std::string& w) { return json_string(w); }), array(report.traces, trace));
+      s.fail_savings ? num(*s.fail_savings) : "null", s.baseline.empty() ? "null" : json_string(s.baseline), num(s.regress), boolean(s.llm),
+      s.config.empty() ? "null" : json_string(s.config), report.traces.size(), c.clean, c.flagged, c.errors, c.gate_failed, c.findings,
+      c.window_findings,
+      s.baseline.empty() ? "null"
+                         : fmt::format(R"({{"new":{},"worse":{},"unchanged":{},"fixed":{}}})", c.added, c.worse, c.unchanged, c.fixed),
+      array(report.warnings, [](const std::string& w) { return json_string(w); }), array(report.traces, trace));
 }
 
 }  // namespace ttap

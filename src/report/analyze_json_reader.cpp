@@ -1,4 +1,5 @@
-// The inverse of analyze_json.cpp: `ttap.analyze/1` JSON back into a Report, field by
+// The inverse of analyze_json.cpp: `ttap.analyze/2` JSON (and /1, which has no grouped
+// findings) back into a Report, field by
 // field (docs/analyze-json.md). Members this reader does not know are skipped, so reports
 // that carry more (the fleet or job sections, later additions within the schema) still
 // read; a missing required member or a wrong type is an InputError naming the field.
@@ -117,7 +118,69 @@ Finding read_finding(const Reader& rd, object o) {
     const object l = rd.obj(e, "locations");
     f.locations.push_back({rd.str(l, "file"), static_cast<int>(rd.i64(l, "line")), rd.str(l, "function")});
   }
+  f.origin = rd.str_or_empty(o, "origin");
   return f;
+}
+
+std::vector<std::string> strings(const Reader& rd, object o, std::string_view key) {
+  std::vector<std::string> out;
+  for (element e : rd.arr(o, key)) {
+    std::string_view s;
+    if (e.get_string().get(s) != simdjson::SUCCESS) rd.fail(key, "must hold strings");
+    out.emplace_back(s);
+  }
+  return out;
+}
+
+BaselineState baseline_state_of(const Reader& rd, const std::string& s) {
+  if (s.empty()) return BaselineState::none;
+  for (BaselineState b : {BaselineState::added, BaselineState::unchanged, BaselineState::worse, BaselineState::fixed})
+    if (s == baseline_state_name(b)) return b;
+  rd.fail("baseline_state", fmt::format("unknown state \"{}\"", s));
+}
+
+// A grouped finding (ttap.analyze/2).
+GroupedFinding read_group(const Reader& rd, object o) {
+  GroupedFinding g;
+  g.id = rd.str(o, "id");
+  g.name = rd.str(o, "name");
+  g.origin = rd.str(o, "origin");
+  g.severity = severity_of(rd, rd.str(o, "severity"));
+  g.confidence = rd.num(o, "confidence");
+  g.source = rd.str(o, "source");
+  g.occurrence_count = static_cast<size_t>(rd.i64(o, "occurrence_count"));
+  for (element e : rd.arr(o, "occurrences")) {
+    const object x = rd.obj(e, "occurrences");
+    g.occurrences.push_back({rd.i64(x, "begin_ns"), rd.i64(x, "end_ns"), rd.has(x, "step") ? rd.i64(x, "step") : -1,
+                             rd.has(x, "window") ? rd.i64(x, "window") : -1});
+  }
+  for (element e : rd.arr(o, "steps")) {
+    int64_t n = 0;
+    if (e.get_int64().get(n) != simdjson::SUCCESS) rd.fail("steps", "must hold integers");
+    g.steps.push_back(n);
+  }
+  for (element e : rd.arr(o, "windows")) {
+    int64_t n = 0;
+    if (e.get_int64().get(n) != simdjson::SUCCESS || n < 0) rd.fail("windows", "must hold window indices");
+    g.windows.push_back(static_cast<uint32_t>(n));
+  }
+  g.steady_state = rd.boolean(o, "steady_state");
+  g.cost = rd.i64(o, "cost_ns");
+  if (rd.has(o, "cost_per_step_ns")) g.cost_per_step = rd.i64(o, "cost_per_step_ns");
+  g.share = rd.num(o, "share");
+  if (rd.has(o, "saving")) g.saving = read_saving(rd, rd.obj(rd.member(o, "saving"), "saving"));
+  g.rank_share = rd.num(o, "rank_share");
+  g.evidence = strings(rd, o, "evidence");
+  g.fix = rd.str(o, "fix");
+  g.explanation = rd.str_or_empty(o, "explanation");
+  for (element e : rd.arr(o, "locations")) {
+    const object l = rd.obj(e, "locations");
+    g.locations.push_back({rd.str(l, "file"), static_cast<int>(rd.i64(l, "line")), rd.str(l, "function")});
+  }
+  g.baseline = baseline_state_of(rd, rd.str_or_empty(o, "baseline_state"));
+  if (rd.has(o, "baseline_cost_per_step_ns")) g.baseline_cost_per_step = rd.i64(o, "baseline_cost_per_step_ns");
+  if (rd.has(o, "baseline_share")) g.baseline_share = rd.num(o, "baseline_share");
+  return g;
 }
 
 Headline read_headline(const Reader& rd, object o) {
@@ -175,6 +238,14 @@ TraceReport read_trace(const Reader& rd, object o) {
   t.end = rd.i64(ss, "end_ns");
   t.headline = read_headline(rd, rd.obj(rd.member(o, "headline"), "headline"));
   for (element e : rd.arr(o, "savings")) t.savings.push_back(read_saving(rd, rd.obj(e, "savings")));
+  if (rd.has(o, "findings"))  // ttap.analyze/2
+    for (element e : rd.arr(o, "findings")) t.findings.push_back(read_group(rd, rd.obj(e, "findings")));
+  if (rd.has(o, "recoverable_share")) t.recoverable_share = rd.num(o, "recoverable_share");
+  if (rd.has(o, "baseline")) {
+    const object b = rd.obj(rd.member(o, "baseline"), "baseline");
+    t.baseline = rd.str(b, "trace");
+    for (element e : rd.arr(b, "fixed_findings")) t.fixed.push_back(read_group(rd, rd.obj(e, "fixed_findings")));
+  }
   for (element e : rd.arr(o, "windows")) {
     const object w = rd.obj(e, "windows");
     t.windows.push_back({static_cast<uint32_t>(rd.i64(w, "index")), rd.i64(w, "begin_ns"), rd.i64(w, "end_ns"), rd.num(w, "score"),
@@ -204,8 +275,8 @@ Report read_report(element doc, const std::string& where) {
   const Reader rd(where);
   const object o = rd.obj(doc, "report");
   const std::string schema = rd.str(o, "schema");
-  if (schema != "ttap.analyze/1")
-    rd.fail("schema", fmt::format("\"{}\" is not a ttap analyze report (ttap.analyze/1)", schema));
+  if (schema != "ttap.analyze/2" && schema != "ttap.analyze/1")
+    rd.fail("schema", fmt::format("\"{}\" is not a ttap analyze report (ttap.analyze/2 or /1)", schema));
   Report r;
   r.tool_version = rd.str(rd.obj(rd.member(o, "tool"), "tool"), "version");
   const object s = rd.obj(rd.member(o, "settings"), "settings");
@@ -214,6 +285,9 @@ Report read_report(element doc, const std::string& where) {
   r.settings.scorer = rd.str(s, "scorer");
   r.settings.fail_on = rd.str(s, "fail_on");
   if (rd.has(s, "fail_score")) r.settings.fail_score = rd.num(s, "fail_score");
+  if (rd.has(s, "fail_savings")) r.settings.fail_savings = rd.num(s, "fail_savings");
+  r.settings.baseline = rd.str_or_empty(s, "baseline");
+  if (rd.has(s, "regress")) r.settings.regress = rd.num(s, "regress");
   r.settings.llm = rd.boolean(s, "llm");
   r.settings.config = rd.str_or_empty(s, "config");
   for (element e : rd.arr(o, "warnings")) {

@@ -31,27 +31,39 @@ void render_trace(std::string& out, const TraceReport& t) {
                                             t.device.empty() ? "" : " on " + t.device, t.windows.size());
   for (const std::string& line : headline_lines(t)) out += fmt::format("- {}\n", line);
   out += "\n";
-  if (!t.flagged.empty()) {
-    out += "| where | time | score | severity | id | cost | what-if saving | code | fix |\n";
-    out += "|---:|---|---:|---|---|---:|---|---|---|\n";
-    for (const FlaggedWindow& w : t.flagged)
-      for (const Finding& f : w.findings) {
-        std::vector<std::string> locs;
-        for (const auto& l : f.locations) locs.push_back("`" + cell(location_text(l)) + "`");
-        out += fmt::format("| {} | {} .. {} | {:.2f} | {} | `{}` | {} | {} | {} | {} |\n",
-                           flagged_label(w), offset_ms(t, w.begin),
-                           offset_ms(t, w.end), w.score, severity_label(f.severity), f.id, f.cost > 0 ? ms(f.cost) : "",
-                           f.saving ? saving_text(*f.saving) : "", fmt::join(locs, "<br>"), cell(f.fix));
-      }
+  if (!t.baseline.empty()) out += fmt::format("Against the baseline `{}`: **{}**.\n\n", cell(t.baseline), baseline_counts_text(t));
+  if (!t.findings.empty()) {
+    const bool vs = !t.baseline.empty();
+    out += fmt::format("| # | severity | id | in | occurrences | cost | what-if saving | code | fix |{}\n", vs ? " baseline |" : "");
+    out += fmt::format("|---:|---|---|---|---|---|---|---|---|{}\n", vs ? "---|" : "");
+    for (size_t i = 0; i < t.findings.size(); ++i) {
+      const GroupedFinding& g = t.findings[i];
+      std::vector<std::string> locs;
+      for (const auto& l : g.locations) locs.push_back("`" + cell(location_text(l)) + "`");
+      out += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |{}\n", i + 1, severity_label(g.severity), g.id,
+                         g.origin.empty() ? "" : "`" + cell(g.origin) + "`", occurrences_text(g), group_cost_text(g),
+                         g.saving ? saving_text(*g.saving) : "", fmt::join(locs, "<br>"), cell(g.fix),
+                         vs ? fmt::format(" {} |", is_new_or_worse(g) ? fmt::format("**{}**", baseline_state_name(g.baseline))
+                                                                       : std::string(baseline_state_name(g.baseline)))
+                            : "");
+    }
+    out += fmt::format("\nFixing every finding would recover ~{:.1f}% of {}.\n\n", 100.0 * t.recoverable_share,
+                       t.headline.steps > 0 ? "step time" : "the steady state");
+    for (const GroupedFinding& g : t.findings) {
+      if (g.evidence.empty() && g.explanation.empty()) continue;
+      const auto ranges = occurrence_ranges(t, g);
+      out += fmt::format("<details><summary>{}: evidence</summary>\n\n", g.id);
+      if (!ranges.empty()) out += fmt::format("- first occurrences: {}\n", fmt::join(ranges, ", "));
+      for (const auto& e : g.evidence) out += fmt::format("- {}\n", cell(e));
+      if (!g.explanation.empty()) out += fmt::format("- LLM: {}\n", cell(g.explanation));
+      out += "\n</details>\n\n";
+    }
+  }
+  if (!t.fixed.empty()) {
+    out += "Fixed since the baseline:\n\n";
+    for (const GroupedFinding& g : t.fixed)
+      out += fmt::format("- `{}`{}: {} (was {})\n", g.id, g.origin.empty() ? "" : " in `" + cell(g.origin) + "`", g.name, group_cost_text(g));
     out += "\n";
-    for (const FlaggedWindow& w : t.flagged)
-      for (const Finding& f : w.findings) {
-        if (f.evidence.empty() && f.explanation.empty()) continue;
-        out += fmt::format("<details><summary>{}: {} evidence</summary>\n\n", flagged_label(w), f.id);
-        for (const auto& e : f.evidence) out += fmt::format("- {}\n", cell(e));
-        if (!f.explanation.empty()) out += fmt::format("- LLM: {}\n", cell(f.explanation));
-        out += "\n</details>\n\n";
-      }
   }
   if (t.suppressed > 0) out += fmt::format("{} finding(s) suppressed by the config's ignores.\n\n", t.suppressed);
   for (const auto& w : t.warnings) out += fmt::format("> warning: {}\n\n", w);

@@ -1,11 +1,13 @@
 // SARIF 2.1.0 for GitHub code scanning and other SARIF viewers: one rule per catalog id,
-// one result per finding. A result points at the user's Python file and line when the
+// one result per grouped finding (with --baseline, also one per fixed one, "absent"). A result points at the user's Python file and line when the
 // trace's python_function frames showed it, else at the trace file itself. Traces that
 // could not be analyzed become error notifications of the run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analyze_common.hpp"
 #include "ttap/catalog.hpp"
+#include "ttap/strings.hpp"
 #include "ttap/table.hpp"
 
 namespace ttap {
@@ -36,28 +38,63 @@ std::string location(const std::string& path, int line, const std::string& messa
   return fmt::format(R"({{"physicalLocation":{{"artifactLocation":{}{}}}{}}})", artifact(path), region, msg);
 }
 
-std::string result(const TraceReport& t, const FlaggedWindow& w, const Finding& f, size_t rule_index) {
-  std::string text = fmt::format("{}: {} in {} ({}, {} .. {}, score {:.2f}).", f.id, f.name, t.path, flagged_label(w),
-                                 offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
-  if (f.cost > 0) text += fmt::format(" Costs {} there.", ms(f.cost));
-  if (f.saving) text += fmt::format(" What-if: fixing it saves {}.", saving_text(*f.saving));
-  for (const auto& e : f.evidence) text += " " + e + ".";
-  if (!f.fix.empty()) text += " Fix: " + f.fix;
+// SARIF's baselineState: "updated" is its word for a result that changed (ours: worse),
+// "absent" for one the baseline had and this run does not (fixed).
+std::string_view sarif_baseline_state(BaselineState s) {
+  switch (s) {
+    case BaselineState::none: return "";
+    case BaselineState::added: return "new";
+    case BaselineState::unchanged: return "unchanged";
+    case BaselineState::worse: return "updated";
+    case BaselineState::fixed: return "absent";
+  }
+  return "";
+}
+
+size_t rule_index_of(const std::string& id) {
+  size_t i = 0;
+  for (const AntiPattern& ap : catalog()) {
+    if (ap.id == id) break;
+    ++i;
+  }
+  return i;
+}
+
+// One result per grouped finding: the same problem in the same trace is one result in every
+// run, with one fingerprint (its id, origin and trace), so code scanning follows it across
+// runs and never sees two results as one.
+std::string result(const TraceReport& t, const GroupedFinding& g) {
+  std::string text = fmt::format("{}: {} in {}", g.id, g.name, t.path);
+  if (!g.origin.empty()) text += fmt::format(", in {}", g.origin);
+  text += fmt::format(": {}. Costs {}.", occurrences_text(g), group_cost_text(g));
+  if (g.saving) text += fmt::format(" What-if: fixing it saves {}.", saving_text(*g.saving));
+  if (g.baseline == BaselineState::worse && g.baseline_share)
+    text += fmt::format(" Worse than the baseline ({:.1f}% of step time there).", 100.0 * *g.baseline_share);
+  if (g.baseline == BaselineState::fixed) text = "Fixed since the baseline: " + text;
+  for (const auto& e : g.evidence) text += " " + e + ".";
+  if (!g.fix.empty()) text += " Fix: " + g.fix;
   std::string locations;
-  if (f.locations.empty()) {
+  if (g.locations.empty()) {
     locations = location(t.path, 0, "");
   } else {
-    for (size_t i = 0; i < f.locations.size(); ++i)
-      locations += (i ? "," : "") + location(f.locations[i].file, f.locations[i].line, f.locations[i].function);
+    for (size_t i = 0; i < g.locations.size(); ++i)
+      locations += (i ? "," : "") + location(g.locations[i].file, g.locations[i].line, g.locations[i].function);
   }
   // The trace is where the evidence lives; related to every result.
   const std::string related = fmt::format(R"([{{"id":0,"physicalLocation":{{"artifactLocation":{}}},"message":{{"text":"profiler trace"}}}}])",
                                           artifact(t.path));
+  const std::string fingerprint = fmt::format("{:016x}", hash_bytes(fmt::format("{}\n{}\n{}", g.id, g.origin, t.path)));
+  const std::string_view state = sarif_baseline_state(g.baseline);
+  std::vector<std::string> windows;
+  for (uint32_t w : g.windows) windows.push_back(std::to_string(w));
+  const size_t rule_index = rule_index_of(g.id);
   return fmt::format(
-      R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v1":{}}},"properties":{{"trace":{},"window":{},"beginNs":{},"endNs":{},"windowScore":{},"confidence":{},"costNs":{},"source":{}}}}})",
-      json_string(f.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "", json_string(sarif_level(f.severity)), json_string(text), locations, related,
-      json_string(fmt::format("{}:{}:{}", f.id, f.locations.empty() ? t.path : f.locations[0].file, f.locations.empty() ? 0 : f.locations[0].line)),
-      json_string(t.path), w.steady_state ? "null" : std::to_string(w.index), f.begin, f.end, w.score, f.confidence, f.cost, json_string(f.source));
+      R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v2":{}}}{},"properties":{{"trace":{},"origin":{},"occurrences":{},"windows":[{}],"costNs":{},"costPerStepNs":{},"share":{},"confidence":{},"source":{}}}}})",
+      json_string(g.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "",
+      json_string(g.baseline == BaselineState::fixed ? "none" : sarif_level(g.severity)), json_string(text), locations, related,
+      json_string(fingerprint), state.empty() ? "" : fmt::format(R"(,"baselineState":{})", json_string(state)), json_string(t.path),
+      json_string(g.origin), g.occurrence_count, fmt::join(windows, ","), g.cost, g.cost_per_step ? std::to_string(*g.cost_per_step) : "null",
+      g.share, g.confidence, json_string(g.source));
 }
 
 }  // namespace
@@ -81,15 +118,8 @@ std::string render_analyze_sarif(const Report& report) {
                                    json_string(fmt::format("{}: {}", t.path, t.error)), location(t.path, 0, ""));
       continue;
     }
-    for (const FlaggedWindow& w : t.flagged)
-      for (const Finding& f : w.findings) {
-        size_t rule_index = 0;
-        for (const AntiPattern& ap : catalog()) {
-          if (ap.id == f.id) break;
-          ++rule_index;
-        }
-        results += (results.empty() ? "" : ",") + result(t, w, f, rule_index);
-      }
+    for (const GroupedFinding& g : t.findings) results += (results.empty() ? "" : ",") + result(t, g);
+    for (const GroupedFinding& g : t.fixed) results += (results.empty() ? "" : ",") + result(t, g);
   }
   return fmt::format(
       R"({{"$schema":"https://json.schemastore.org/sarif-2.1.0.json","version":"2.1.0","runs":[{{"tool":{{"driver":{{"name":"ttap","semanticVersion":{},"version":{},"rules":[{}]}}}},"invocations":[{{"executionSuccessful":{},"toolExecutionNotifications":[{}]}}],"results":[{}]}}]}})"

@@ -1,5 +1,6 @@
-// The terminal report: per trace the headline, a strip of window scores, the flagged
-// windows with their findings, then (for several traces) a summary table. ANSI colors
+// The terminal report: per trace the headline, a strip of window scores, the grouped
+// findings ranked by saving (each flagged window's own findings with --details), the
+// comparison with a baseline, then (for several traces) a summary table. ANSI colors
 // only when the caller says the output is a terminal.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -55,20 +56,36 @@ std::string score_strip(const std::vector<WindowScore>& windows, size_t width, s
   return out;
 }
 
-void render_trace(std::string& out, const TraceReport& t, const Paint& paint) {
-  if (t.verdict == Verdict::error) {
-    out += fmt::format("{}: {} {}\n", t.path, paint(kRed, "ERROR"), t.error);
-    return;
-  }
-  const std::string verdict = t.verdict == Verdict::flagged ? paint(kRed, "FLAGGED") : paint(kGreen, "clean");
-  std::string scored = t.scorer.empty() ? "" : fmt::format("  score {:.2f} ({}{})", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device);
-  out += fmt::format("{}: {}{}\n", paint(kBold, t.path), verdict, scored);
-  for (const std::string& line : headline_lines(t)) out += fmt::format("  {}\n", line);
-  if (!t.scorer.empty() && !t.windows.empty()) {
-    const auto range = strip_range(t.windows);
-    out += fmt::format("  window scores |{}| ({:.2f} to {:.2f}; {} windows over {} of {})\n", score_strip(t.windows, 100, range),
-                       range.first, range.second, t.windows.size(), ms(t.end - t.begin), t.steady_state);
-  }
+// One line per problem, then where it shows, what it costs, the user's code, the
+// evidence and the fix.
+void render_group(std::string& out, const TraceReport& t, const GroupedFinding& g, size_t rank, const Paint& paint) {
+  const std::string state = g.baseline == BaselineState::none ? ""
+                            : fmt::format("  [{}]", is_new_or_worse(g) ? paint(kRed, baseline_state_name(g.baseline))
+                                                                          : std::string(baseline_state_name(g.baseline)));
+  out += fmt::format("  {}. {} {}: {}{} (confidence {:.2f}, {})\n", rank, paint(severity_color(g.severity), severity_label(g.severity)),
+                     paint(kBold, g.id), g.name, state, g.confidence, g.source);
+  if (!g.origin.empty()) out += fmt::format("      in {}\n", g.origin);
+  std::vector<std::string> seen;
+  for (uint32_t w : g.windows) seen.push_back(std::to_string(w));
+  std::string where = occurrences_text(g);
+  if (!seen.empty()) where += fmt::format(" (flagged window{} {})", seen.size() == 1 ? "" : "s", fmt::join(seen, ", "));
+  if (g.steady_state) where += " (across the steady state)";
+  const auto ranges = occurrence_ranges(t, g);
+  out += fmt::format("      {}{}{}{}\n", where, ranges.empty() ? "" : ": ", fmt::join(ranges, ", "),
+                     g.occurrence_count > ranges.size() ? ", ..." : "");
+  std::string cost = "costs " + group_cost_text(g);
+  if (g.baseline_cost_per_step && g.cost_per_step) cost += fmt::format(", baseline ~{}", ms(*g.baseline_cost_per_step));
+  else if (g.baseline_share) cost += fmt::format(", baseline {:.1f}%", 100.0 * *g.baseline_share);
+  if (g.saving) cost += fmt::format("; what-if: fixing it saves {}", saving_text(*g.saving));
+  out += fmt::format("      {}\n", cost);
+  for (const CodeLocation& l : g.locations) out += fmt::format("      at {}\n", paint(kCyan, location_text(l)));
+  for (const std::string& e : g.evidence) out += fmt::format("      - {}\n", e);
+  if (!g.explanation.empty()) out += fmt::format("      llm: {}\n", g.explanation);
+  if (!g.fix.empty()) out += fmt::format("      fix: {}\n", g.fix);
+}
+
+// --details: every flagged window with its own findings, as the rules saw each one.
+void render_window_details(std::string& out, const TraceReport& t, const Paint& paint) {
   for (const FlaggedWindow& w : t.flagged) {
     if (w.steady_state)
       out += fmt::format("  {} [{} .. {}]  (rules across the whole of it)\n", flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end));
@@ -86,6 +103,35 @@ void render_trace(std::string& out, const TraceReport& t, const Paint& paint) {
       if (!f.fix.empty()) out += fmt::format("      fix: {}\n", f.fix);
     }
   }
+}
+
+void render_trace(std::string& out, const TraceReport& t, const Paint& paint, bool details) {
+  if (t.verdict == Verdict::error) {
+    out += fmt::format("{}: {} {}\n", t.path, paint(kRed, "ERROR"), t.error);
+    return;
+  }
+  const std::string verdict = t.verdict == Verdict::flagged ? paint(kRed, "FLAGGED") : paint(kGreen, "clean");
+  std::string scored = t.scorer.empty() ? "" : fmt::format("  score {:.2f} ({}{})", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device);
+  out += fmt::format("{}: {}{}\n", paint(kBold, t.path), verdict, scored);
+  for (const std::string& line : headline_lines(t)) out += fmt::format("  {}\n", line);
+  if (!t.scorer.empty() && !t.windows.empty()) {
+    const auto range = strip_range(t.windows);
+    out += fmt::format("  window scores |{}| ({:.2f} to {:.2f}; {} windows over {} of {})\n", score_strip(t.windows, 100, range),
+                       range.first, range.second, t.windows.size(), ms(t.end - t.begin), t.steady_state);
+  }
+  if (!t.findings.empty()) out += "  findings, ranked by what fixing them saves:\n";
+  for (size_t i = 0; i < t.findings.size(); ++i) render_group(out, t, t.findings[i], i + 1, paint);
+  if (!t.findings.empty())
+    out += fmt::format("  recoverable: ~{:.1f}% of {} if every finding is fixed\n", 100.0 * t.recoverable_share,
+                       t.headline.steps > 0 ? "step time" : "the steady state");
+  if (!t.baseline.empty()) {
+    out += fmt::format("  against the baseline {}: {}\n", t.baseline, baseline_counts_text(t));
+    for (const GroupedFinding& g : t.fixed)
+      out += fmt::format("    {} {}{}: {} (was {})\n", paint(kGreen, "fixed"), paint(kBold, g.id), g.origin.empty() ? "" : " at " + g.origin,
+                         g.name, group_cost_text(g));
+  }
+  if (details && !t.flagged.empty()) out += "  flagged windows (--details):\n";
+  if (details) render_window_details(out, t, paint);
   if (t.suppressed > 0) out += paint(kDim, fmt::format("  {} finding(s) suppressed by the config's ignores\n", t.suppressed));
   for (const std::string& w : t.warnings) out += fmt::format("  {} {}\n", paint(kYellow, "warning:"), w);
 }
@@ -113,7 +159,7 @@ std::string summary_table(const Report& r, const Paint& paint) {
 std::string render_analyze_text(const Report& report, const TextStyle& style) {
   const Paint paint{style.color};
   std::string out;
-  for (const TraceReport& t : report.traces) render_trace(out, t, paint);
+  for (const TraceReport& t : report.traces) render_trace(out, t, paint, style.details);
   for (const std::string& w : report.warnings) out += fmt::format("{} {}\n", paint(kYellow, "warning:"), w);
   if (report.traces.size() > 1) out += summary_table(report, paint);
   return out;

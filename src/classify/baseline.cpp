@@ -1,0 +1,63 @@
+// Baselines (--baseline): a trace's grouped findings against an earlier run's, so a CI gate
+// fails on what is new or worse rather than on every problem the code already had.
+#include <algorithm>
+
+#include "classify.hpp"
+
+namespace ttap {
+
+namespace {
+
+// Worse: what it costs per step rose by more than regress_pct percent. Without steps on
+// both sides, the share of the steady state stands in for the cost per step.
+bool regressed(const GroupedFinding& now, const GroupedFinding& base, double regress_pct) {
+  const double factor = 1.0 + regress_pct / 100.0;
+  if (now.cost_per_step && base.cost_per_step)
+    return static_cast<double>(*now.cost_per_step) > factor * static_cast<double>(*base.cost_per_step);
+  return now.share > factor * base.share;
+}
+
+}  // namespace
+
+void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, double regress_pct) {
+  trace.baseline = baseline.path.empty() ? std::string("baseline") : baseline.path;
+  trace.fixed.clear();
+  std::vector<int> match(trace.findings.size(), -1);
+  std::vector<bool> taken(baseline.findings.size(), false);
+  auto pass = [&](bool by_origin) {
+    for (size_t i = 0; i < trace.findings.size(); ++i) {
+      if (match[i] >= 0) continue;
+      const GroupedFinding& g = trace.findings[i];
+      for (size_t j = 0; j < baseline.findings.size(); ++j) {
+        const GroupedFinding& b = baseline.findings[j];
+        if (taken[j] || b.id != g.id || (by_origin && b.origin != g.origin)) continue;
+        match[i] = static_cast<int>(j);
+        taken[j] = true;
+        break;
+      }
+    }
+  };
+  pass(true);
+  pass(false);  // both lists are ranked, so what is left pairs up costliest first
+  for (size_t i = 0; i < trace.findings.size(); ++i) {
+    GroupedFinding& g = trace.findings[i];
+    if (match[i] < 0) {
+      g.baseline = BaselineState::added;
+      continue;
+    }
+    const GroupedFinding& b = baseline.findings[static_cast<size_t>(match[i])];
+    g.baseline = regressed(g, b, regress_pct) ? BaselineState::worse : BaselineState::unchanged;
+    g.baseline_cost_per_step = b.cost_per_step;
+    g.baseline_share = b.share;
+  }
+  for (size_t j = 0; j < baseline.findings.size(); ++j) {
+    if (taken[j]) continue;
+    GroupedFinding gone = baseline.findings[j];
+    gone.baseline = BaselineState::fixed;
+    gone.baseline_cost_per_step = gone.cost_per_step;
+    gone.baseline_share = gone.share;
+    trace.fixed.push_back(std::move(gone));
+  }
+}
+
+}  // namespace ttap

@@ -1,0 +1,41 @@
+// A baseline read back from an earlier `ttap analyze --format json` (or jsonl) report with
+// the one reader of the schema (report_reader.hpp): per trace its path and grouped
+// findings, what compare_with_baseline matches on.
+#include <fmt/format.h>
+
+#include "classify.hpp"
+#include "ttap/input.hpp"
+#include "ttap/report_reader.hpp"
+
+namespace ttap {
+
+bool looks_like_analyze_report(std::string_view bytes) {
+  // A report starts with its schema; a trace never names one.
+  return bytes.substr(0, 256).find("\"schema\":\"ttap.analyze/") != std::string_view::npos;
+}
+
+std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes) {
+  // ttap.analyze/1 reports have no grouped findings: every finding would read as new.
+  if (bytes.substr(0, 256).find("\"schema\":\"ttap.analyze/1\"") != std::string_view::npos)
+    throw InputError(source, "baseline: a ttap.analyze/1 report has no grouped findings; expected ttap.analyze/2 "
+                             "(run this ttap's `analyze --format json` on the baseline trace again)");
+  ReadReports read = read_analyze_reports(bytes, source);
+  if (!read.problems.empty()) throw InputError(source, fmt::format("baseline: {}", read.problems.front()));
+  std::vector<TraceReport> out;
+  for (Report& r : read.reports)
+    for (TraceReport& t : r.traces) out.push_back(std::move(t));
+  return out;
+}
+
+const TraceReport* baseline_for(const std::vector<TraceReport>& base, const std::string& path) {
+  auto usable = [](const TraceReport& t) { return t.verdict != Verdict::error; };
+  for (const TraceReport& b : base)
+    if (usable(b) && b.path == path) return &b;
+  auto file_name = [](const std::string& p) { return p.substr(p.find_last_of('/') + 1); };
+  for (const TraceReport& b : base)
+    if (usable(b) && file_name(b.path) == file_name(path)) return &b;
+  if (base.size() == 1 && usable(base.front())) return &base.front();
+  return nullptr;
+}
+
+}  // namespace ttap

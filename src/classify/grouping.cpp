@@ -1,0 +1,221 @@
+// One finding per problem: the findings of a trace's flagged windows and of its steady
+// state, folded by id and origin (the op, annotation or file:line that owns them), with the
+// pattern's extent over the whole steady state (how often, in which steps and windows,
+// what it costs per step), ranked by what fixing it saves. Computed once, here; the
+// renderers only show it.
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "classify.hpp"
+#include "ttap/analyze.hpp"
+
+namespace ttap {
+
+namespace {
+
+constexpr size_t kOccurrencesShown = 5;  // "the first few time ranges"
+constexpr size_t kLocationsKept = 3;
+
+int source_rank(std::string_view s) { return s == "rules+llm" ? 2 : s == "rules" ? 1 : 0; }
+
+std::string code_origin(const CodeLocation& l) { return l.line > 0 ? l.file + ":" + std::to_string(l.line) : l.file; }
+
+// The innermost CPU op above a CPU event (itself when it is one): a sync call is owned by
+// the aten::item that made it, not by the runtime call.
+EventId enclosing_cpu_op(const Trace& trace, const EventTree& tree, EventId e) {
+  for (EventId a = e; a != kNoEvent; a = tree.parent(a))
+    if (trace.category[a] == Category::CpuOp) return a;
+  return kNoEvent;
+}
+
+// Every event's span, clipped to the steady state.
+std::vector<Interval> event_spans(const Trace& trace, const std::vector<EventId>& events, int64_t begin, int64_t end) {
+  std::vector<Interval> spans;
+  for (EventId e : events) {
+    if (e >= trace.size()) continue;
+    const int64_t b = std::max(begin, trace.ts[e]), x = std::min(end, trace.end(e));
+    if (x > b) spans.emplace_back(b, x);
+  }
+  return spans;
+}
+
+// Spans merged into occurrences: one stretch of the pattern, even when it is many events
+// (the FP32 convolutions of one backward pass are one occurrence, not 100), so spans
+// closer than `gap` join.
+std::vector<Interval> occurrence_spans(std::vector<Interval> spans, int64_t gap) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<Interval> out;
+  for (const Interval& s : spans) {
+    if (!out.empty() && s.first - out.back().second <= gap) out.back().second = std::max(out.back().second, s.second);
+    else out.push_back(s);
+  }
+  return out;
+}
+
+int64_t step_at(const EventTree& tree, int64_t ts) {
+  for (const Step& s : tree.steps())
+    if (ts >= s.ts && ts < s.end) return s.number;
+  return -1;
+}
+
+int64_t window_at(const std::vector<WindowScore>& windows, int64_t ts) {
+  auto it = std::upper_bound(windows.begin(), windows.end(), ts, [](int64_t t, const WindowScore& w) { return t < w.begin; });
+  if (it == windows.begin()) return -1;
+  --it;
+  return ts < it->end ? static_cast<int64_t>(it->index) : -1;
+}
+
+void add_location(std::vector<CodeLocation>& into, const CodeLocation& l) {
+  if (into.size() >= kLocationsKept) return;
+  for (const CodeLocation& have : into)
+    if (have.file == l.file && have.line == l.line) return;
+  into.push_back(l);
+}
+
+}  // namespace
+
+std::string event_origin(const Trace& trace, const EventTree& tree, EventId e) {
+  if (e >= trace.size()) return "";
+  if (is_gpu_activity(trace.category[e])) {
+    if (const EventId op = tree.owner_op(e); op != kNoEvent) return std::string(trace.name_of(op));
+    if (const EventId launch = tree.launcher(e); launch != kNoEvent) return std::string(trace.name_of(launch));
+    return std::string(trace.name_of(e));
+  }
+  if (is_launch(trace.category[e]))
+    if (const EventId op = enclosing_cpu_op(trace, tree, e); op != kNoEvent) return std::string(trace.name_of(op));
+  return std::string(trace.name_of(e));
+}
+
+std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
+  // The owner of most of its events' time, not of its first event: a window's most telling
+  // event varies from window to window, the op that holds the time much less.
+  std::map<std::string, int64_t> owned;
+  for (EventId e : rule.events)
+    if (e < trace.size()) owned[event_origin(trace, tree, e)] += std::max<int64_t>(1, trace.dur[e]);
+  if (!owned.empty())
+    return std::max_element(owned.begin(), owned.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  if (!rule.locations.empty()) return code_origin(rule.locations.front());
+  return "";
+}
+
+void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, const Trace& trace, const EventTree& tree) {
+  r.findings.clear();
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  std::vector<int64_t> member_cost;  // per group: the highest member cost (picks its evidence)
+  std::vector<std::vector<Interval>> member_spans;
+  std::vector<std::optional<Interval>> fallback_spans;
+  for (const FlaggedWindow& w : r.flagged)
+    for (const Finding& f : w.findings) {
+      auto [it, added] = index.try_emplace({f.id, f.origin}, r.findings.size());
+      if (added) {
+        GroupedFinding g;
+        g.id = f.id;
+        g.name = f.name;
+        g.origin = f.origin;
+        g.severity = f.severity;
+        g.source = f.source;
+        r.findings.push_back(std::move(g));
+        member_cost.push_back(-1);
+        member_spans.emplace_back();
+        fallback_spans.emplace_back();
+      }
+      const size_t gi = it->second;
+      GroupedFinding& g = r.findings[gi];
+      g.severity = std::max(g.severity, f.severity);
+      g.confidence = std::max(g.confidence, f.confidence);
+      if (source_rank(f.source) > source_rank(g.source)) g.source = f.source;
+      if (w.steady_state) g.steady_state = true;
+      else if (std::find(g.windows.begin(), g.windows.end(), w.index) == g.windows.end()) g.windows.push_back(w.index);
+      if (!g.saving && f.saving) g.saving = f.saving;
+      if (g.explanation.empty()) g.explanation = f.explanation;
+      for (const CodeLocation& l : f.locations) add_location(g.locations, l);
+      g.cost += f.cost;  // replaced below by the whole steady state's cost when the rules saw it there
+      // A steady-state finding's range is the whole pattern's extent, one span over
+      // many instances: its events give the occurrences instead (below).
+      if (f.end > f.begin && !w.steady_state) member_spans[gi].emplace_back(f.begin, f.end);
+      if (f.end > f.begin && w.steady_state) fallback_spans[gi] = {f.begin, f.end};
+      if (f.cost > member_cost[gi]) {
+        member_cost[gi] = f.cost;
+        g.evidence = f.evidence;
+        g.fix = f.fix;
+      }
+    }
+
+  // The rules across the whole steady state give each problem its full extent. Each of
+  // their findings goes to the group of its id and origin, else to its id's costliest group
+  // (a window's most telling event can differ from the whole steady state's).
+  std::vector<const RuleFinding*> extent(r.findings.size(), nullptr);
+  std::vector<bool> used(across.size(), false);
+  for (size_t a = 0; a < across.size(); ++a) {
+    const auto it = index.find({across[a].id, finding_origin(across[a], trace, tree)});
+    if (it != index.end() && !extent[it->second]) extent[it->second] = &across[a], used[a] = true;
+  }
+  for (size_t a = 0; a < across.size(); ++a) {
+    if (used[a]) continue;
+    size_t best = r.findings.size();
+    for (size_t gi = 0; gi < r.findings.size(); ++gi)
+      if (!extent[gi] && r.findings[gi].id == across[a].id && (best == r.findings.size() || r.findings[gi].cost > r.findings[best].cost))
+        best = gi;
+    if (best < r.findings.size()) extent[best] = &across[a];
+  }
+
+  const Headline& h = r.headline;
+  const int64_t span = r.end - r.begin;
+  // A twentieth of a step (a hundredth of the steady state without steps) between two
+  // spans still reads as one stretch of the pattern.
+  const int64_t gap = h.steps > 0 && h.step_mean > 0 ? h.step_mean / 20 : span / 100;
+  for (size_t gi = 0; gi < r.findings.size(); ++gi) {
+    GroupedFinding& g = r.findings[gi];
+    std::vector<Interval> spans = std::move(member_spans[gi]);
+    if (const RuleFinding* rf = extent[gi]) {
+      g.cost = rf->cost;
+      // The evidence of a window where it showed worst reads in that window's terms;
+      // the whole steady state's is for what only shows across it.
+      if (g.windows.empty()) {
+        g.evidence = rf->evidence;
+        if (!rf->fix.empty()) g.fix = rf->fix;
+      }
+      if (g.locations.empty())
+        for (const CodeLocation& l : rf->locations.empty() ? user_code_locations(trace, tree, rf->events) : rf->locations)
+          add_location(g.locations, l);
+      // The windows' own ranges stay: the rules may name fewer events across the whole
+      // steady state than the windows showed (the longest instance, say).
+      const std::vector<Interval> whole = event_spans(trace, rf->events, r.begin, r.end);
+      spans.insert(spans.end(), whole.begin(), whole.end());
+    }
+    if (spans.empty() && fallback_spans[gi]) spans.push_back(*fallback_spans[gi]);
+    spans = occurrence_spans(std::move(spans), gap);
+    g.occurrence_count = std::max<size_t>(1, spans.size());
+    for (const Interval& s : spans) {
+      const int64_t step = step_at(tree, s.first);
+      if (step >= 0 && std::find(g.steps.begin(), g.steps.end(), step) == g.steps.end()) g.steps.push_back(step);
+      if (g.occurrences.size() < kOccurrencesShown) g.occurrences.push_back({s.first, s.second, step, window_at(r.windows, s.first)});
+    }
+    std::sort(g.steps.begin(), g.steps.end());
+    // A cost spread over the steady state is never more than all of it.
+    if (span > 0) g.cost = std::min(g.cost, span);
+    if (h.steps > 0 && h.step_mean > 0) {
+      g.cost_per_step = g.cost / h.steps;
+      g.share = std::clamp(static_cast<double>(*g.cost_per_step) / static_cast<double>(h.step_mean), 0.0, 1.0);
+    } else if (span > 0) {
+      g.share = std::clamp(static_cast<double>(g.cost) / static_cast<double>(span), 0.0, 1.0);
+    }
+    g.rank_share = g.saving ? std::clamp(g.saving->step_share, 0.0, 1.0) : g.share;
+  }
+  std::stable_sort(r.findings.begin(), r.findings.end(), [](const GroupedFinding& a, const GroupedFinding& b) {
+    if (a.rank_share != b.rank_share) return a.rank_share > b.rank_share;
+    return a.severity > b.severity;
+  });
+
+  // Fixes of different ids are taken as independent: each recovers its share of what the
+  // others left. An id counts once, at its largest share: its groups share its what-if
+  // saving, and the whole steady state's cost of the id went to one of them.
+  std::map<std::string, double> by_id;
+  for (const GroupedFinding& g : r.findings) by_id[g.id] = std::max(by_id[g.id], g.rank_share);
+  double kept = 1.0;
+  for (const auto& [id, s] : by_id) kept *= 1.0 - s;
+  r.recoverable_share = 1.0 - kept;
+}
+
+}  // namespace ttap
