@@ -44,7 +44,7 @@ BACKGROUNDS = {
     "tracelens_qwen05b_mi300.json.gz": ("MI300X", "other", "qwen1.5-0.5b", "inference", False, "train"),
     "hta_torchrec_a100_rank0.json.gz": ("A100", "other", "torchrec", "train", True, "train"),
     "param_dlrm_v100_8ranks.tar.gz": ("V100", "other", "dlrm", "train", True, "train"),
-    "hta_event_sync_small.json.gz": ("unknown NVIDIA", "other", "event_sync_toy", "inference", False, "train"),
+    "hta_event_sync_small.json.gz": ("unnamed NVIDIA GPU", "other", "event_sync_toy", "inference", False, "train"),
     "hta_mi250_toy.json.gz": ("MI250", "other", "toy", "train", False, "train"),
     # val
     "param_resnet_2080ti.json.gz": ("RTX 2080 Ti", "classification", "resnet", "train", False, "val"),
