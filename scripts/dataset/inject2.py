@@ -224,7 +224,22 @@ class Editor2:
             cover = max(cover, f)
         if cover < hi:
             points.append(cover + (hi - cover) * self.rng.uniform(0.05, 0.5))
-        return [p for p in points if lo < p < hi]
+        # Not inside a built-in's frame (`<built-in method layer_norm ...>`, the C call that
+        # runs the next op): user code does not run there.
+        builtin = sorted((float(e["ts"]), end_of(e)) for e in self.host_events()
+                         if e.get("cat") == "python_function" and str(e.get("name", "")).startswith("<built-in"))
+        merged = []
+        for b, f in builtin:
+            if merged and b <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], f)
+            else:
+                merged.append([b, f])
+        starts = [m[0] for m in merged]
+
+        def in_builtin(p):
+            i = bisect.bisect_right(starts, p) - 1
+            return i >= 0 and merged[i][0] < p < merged[i][1]
+        return [p for p in points if lo < p < hi and not in_builtin(p)]
 
     def py_parent(self, t):
         """Python id of the innermost Python frame spanning t on the host thread."""
