@@ -82,7 +82,7 @@ inline bool parse_line(simdjson::dom::parser& parser, const std::string& text, L
 }
 
 // The lines of DIR/manifest.jsonl; a missing manifest is a test failure.
-inline std::vector<Line> read_manifest(const std::filesystem::path& corpus) {
+inline std::vector<Line> read_manifest_lines(const std::filesystem::path& corpus) {
   std::vector<Line> lines;
   const std::filesystem::path manifest = corpus / "manifest.jsonl";
   if (!std::filesystem::exists(manifest)) {

@@ -31,7 +31,7 @@ const std::set<std::string> kTasks = {"classification", "detection", "segmentati
                                       "pose",           "depth",     "video",        "other"};
 
 const std::vector<Line>& manifest() {
-  static const std::vector<Line> lines = read_manifest(kCorpus);
+  static const std::vector<Line> lines = read_manifest_lines(kCorpus);
   return lines;
 }
 

@@ -29,7 +29,7 @@ const fs::path kSetX = kRoot / "data" / "ttap-bench-x";
 const fs::path kBench = kRoot / "data" / "ttap-bench";
 
 const std::vector<Line>& manifest_x() {
-  static const std::vector<Line> lines = read_manifest(kSetX);
+  static const std::vector<Line> lines = read_manifest_lines(kSetX);
   return lines;
 }
 
@@ -81,7 +81,7 @@ TEST(DatasetX, SplitsAreDisjointByBackground) {
     EXPECT_EQ(splits.size(), 1u) << background << " feeds more than one split";
   }
   std::set<std::string> bench_sources;
-  for (const Line& line : read_manifest(kBench)) {
+  for (const Line& line : read_manifest_lines(kBench)) {
     if (!line.surgery_source.empty()) bench_sources.insert(line.surgery_source);
   }
   ASSERT_FALSE(bench_sources.empty());
