@@ -29,7 +29,7 @@ def stats(corpus):
     with open(os.path.join(corpus, "manifest.jsonl")) as f:
         lines = [json.loads(x) for x in f if x.strip()]
     by = lambda key: collections.defaultdict(collections.Counter)  # noqa: E731
-    task, split, hw, src = by(0), by(0), by(0), by(0)
+    task, split, hw, src, bg = by(0), by(0), by(0), by(0), by(0)
     ids = collections.defaultdict(collections.Counter)
     total_bytes = 0
     for ln in lines:
@@ -37,6 +37,8 @@ def stats(corpus):
         split[ln["split"]][ln["label"]] += 1
         hw[ln["hardware"]][ln["label"]] += 1
         src[ln.get("source", "?")][ln["label"]] += 1
+        if "background" in ln:  # sets split by background (data/ttap-bench-x)
+            bg[f'{ln["background"].split(".")[0]} ({ln["split"]})'][ln["label"]] += 1
         for t in {r["type"] for r in ln["anti_patterns"]}:
             ids[t][ln["split"]] += 1
         for r in ln["anti_patterns"]:
@@ -46,9 +48,11 @@ def stats(corpus):
     parts = [f"{len(lines)} traces, {total_bytes / 1e6:.1f} MB of gzipped traces, "
              f"{len(ids)} anti-pattern ids.\n",
              table("By task", task, labels), table("By split", split, labels),
-             table("By platform (hardware field)", hw, labels), table("By origin", src, labels),
-             table("By anti-pattern id (traces per split; labeled ranges)", ids, ["train", "val", "test", "ranges"],
-                   total=False)]
+             table("By platform (hardware field)", hw, labels), table("By origin", src, labels)]
+    if bg:
+        parts.append(table("By background (split)", bg, labels))
+    parts.append(table("By anti-pattern id (traces per split; labeled ranges)", ids, ["train", "val", "test", "ranges"],
+                       total=False))
     return "\n".join(parts)
 
 

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""One training index over several `ttap features` folders, each with a split rule, so that
+train.py can train and select on more than one labeled set (models/MODEL_CARD.md, fourth
+round):
+
+  merge_features.py -o /tmp/both FEAT_A[:RULE] FEAT_B[:RULE] ...
+
+RULE keeps a folder's splits as they are ("all", the default) or keeps only the named ones,
+e.g. "test" (only its test split) or "train,val". Writes OUT/index.jsonl whose folders are
+absolute paths into the inputs (nothing is copied)."""
+import argparse
+import json
+import os
+import sys
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("inputs", nargs="+", help="FEAT[:splits,...]")
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    rows = []
+    for spec in a.inputs:
+        path, _, rule = spec.partition(":")
+        keep = None if rule in ("", "all") else set(rule.split(","))
+        with open(os.path.join(path, "index.jsonl")) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                r = json.loads(line)
+                if keep is not None and r.get("split") not in keep:
+                    continue
+                folder = r["folder"]
+                r["folder"] = folder if os.path.isabs(folder) else os.path.abspath(os.path.join(path, folder))
+                rows.append(r)
+    with open(os.path.join(a.out, "index.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    counts = {}
+    for r in rows:
+        counts[r.get("split")] = counts.get(r.get("split"), 0) + 1
+    print(f"{len(rows)} traces in {os.path.join(a.out, 'index.jsonl')}: {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
