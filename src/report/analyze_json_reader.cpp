@@ -90,6 +90,10 @@ Saving read_saving(const Reader& rd, object o) {
   s.saved_per_step = rd.i64(o, "saved_per_step_ns");
   s.step_share = rd.num(o, "step_share");
   s.model = rd.str(o, "model");
+  // Absent from reports written before what-ifs were bounded: per step, no bound known.
+  element per_step;
+  if (o["per_step"].get(per_step) == simdjson::SUCCESS) s.per_step = rd.boolean(o, "per_step");
+  if (rd.has(o, "bound_ns")) s.bound = rd.i64(o, "bound_ns");
   return s;
 }
 
@@ -123,7 +127,8 @@ Headline read_headline(const Reader& rd, object o) {
   for (element e : rd.arr(o, "gpus")) {
     const object g = rd.obj(e, "gpus");
     h.gpus.push_back({static_cast<int32_t>(rd.i64(g, "device")), rd.i64(g, "total_ns"), rd.i64(g, "busy_ns"), rd.i64(g, "idle_ns"),
-                      rd.i64(g, "computation_ns"), rd.i64(g, "exposed_communication_ns"), rd.i64(g, "exposed_memcpy_ns")});
+                      rd.i64(g, "computation_ns"), rd.i64(g, "exposed_communication_ns"), rd.i64(g, "exposed_memcpy_ns"),
+                      rd.str_or_empty(g, "scope")});
   }
   for (element e : rd.arr(o, "categories")) {
     const object c = rd.obj(e, "categories");
@@ -143,6 +148,7 @@ Headline read_headline(const Reader& rd, object o) {
     h.launch_delay_p50 = rd.i64(l, "delay_p50_ns");
     h.launch_delay_p95 = rd.i64(l, "delay_p95_ns");
   }
+  if (rd.has(o, "recoverable")) h.recoverable = read_saving(rd, rd.obj(rd.member(o, "recoverable"), "recoverable"));
   return h;
 }
 
