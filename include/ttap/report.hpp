@@ -58,7 +58,8 @@ struct Headline {
   int64_t launch_delay_p50 = 0;           // ns
   int64_t launch_delay_p95 = 0;           // ns
   // Every what-if fix together (id "all"): the estimates overlap, so their sum capped by
-  // the bound they share. Set when two or more estimates save something.
+  // the step time beyond its GPU work (or the largest estimate, when that alone is more).
+  // Set when two or more estimates save something.
   std::optional<Saving> recoverable;
 };
 

@@ -6,8 +6,10 @@
 //
 // Every estimate is bounded by what the step could lose: a step cannot get shorter than
 // its own GPU work, so no saving exceeds step time minus the GPU busy time of the work the
-// step launched (the mean over steps). Without steps the frame is the profiled span (first
-// to last GPU activity) and the bound is that span minus its GPU busy time.
+// step launched (the mean over steps). For the fixes that take GPU work off the critical
+// path, that work is left out of the floor: exposed collectives once overlapped, pageable
+// copies once pinned and asynchronous. Without steps the frame is the profiled span (first
+// to last GPU activity) and the bound is that span minus the same busy time.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,7 @@ struct WhatIf {
   double step_share = 0;   // saved / mean step time (or / the profiled span), 0..1
   std::string model;       // how it was computed, in one sentence
   bool per_step = true;    // the trace has steps; else the figures are over the profiled span
-  int64_t bound = 0;       // ns: the most any fix could save there (step, or span, minus its GPU busy time)
+  int64_t bound = 0;       // ns: the most this fix could save (step, or span, minus the GPU busy time it leaves)
   int64_t frame = 0;       // ns: the mean step, or the profiled span (step_share's denominator)
 };
 

@@ -17,11 +17,26 @@ struct StepFrame {
   std::vector<Interval> busy;                  // all GPU activity, merged
   bool per_step = false;
   // The most a step could lose: its time minus the busy time of the GPU work it launched
-  // (mean over steps); without steps, the profiled span minus its GPU busy time.
+  // that the fix leaves in place (mean over steps); without steps, the profiled span minus
+  // that busy time.
   int64_t bound = 0;
 };
 
-StepFrame frame(const Trace& t, const EventTree& tree) {
+// The GPU work a fix leaves on the critical path, the floor under a step: a fix on the host
+// (DataLoader, syncs) leaves all of it; overlapping collectives with compute takes the
+// exposed communication off it, and pinned asynchronous copies the exposed copies.
+enum class Floor : uint8_t { all_work, without_communication, without_copies };
+
+bool on_floor(const Trace& t, EventId g, Floor floor) {
+  switch (floor) {
+    case Floor::all_work: return true;
+    case Floor::without_communication: return !(t.category[g] == Category::Kernel && is_communication_kernel(t.name_of(g)));
+    case Floor::without_copies: return t.category[g] != Category::GpuMemcpy;
+  }
+  return true;
+}
+
+StepFrame frame(const Trace& t, const EventTree& tree, Floor floor = Floor::all_work) {
   StepFrame f;
   for (EventId g : tree.gpu_events()) f.busy.emplace_back(t.ts[g], t.end(g));
   f.busy = merge_intervals(std::move(f.busy));
@@ -30,7 +45,8 @@ StepFrame frame(const Trace& t, const EventTree& tree) {
     f.per_step = true;
     std::vector<std::vector<Interval>> work(f.steps);
     for (EventId g : tree.gpu_events())
-      if (const int32_t s = tree.step_of(g); s >= 0 && static_cast<size_t>(s) < f.steps) work[s].emplace_back(t.ts[g], t.end(g));
+      if (const int32_t s = tree.step_of(g); s >= 0 && static_cast<size_t>(s) < f.steps && on_floor(t, g, floor))
+        work[s].emplace_back(t.ts[g], t.end(g));
     int64_t total = 0, slack = 0;
     for (size_t i = 0; i < f.steps; ++i) {
       const Step& s = tree.steps()[i];
@@ -45,7 +61,10 @@ StepFrame frame(const Trace& t, const EventTree& tree) {
     f.span_begin = f.busy.front().first;
     f.span_end = f.busy.back().second;
     f.mean_step = f.span_end - f.span_begin;
-    f.bound = f.mean_step - total_length(f.busy);
+    std::vector<Interval> work;
+    for (EventId g : tree.gpu_events())
+      if (on_floor(t, g, floor)) work.emplace_back(t.ts[g], t.end(g));
+    f.bound = f.mean_step - total_length(merge_intervals(std::move(work)));
   }
   return f;
 }
@@ -212,7 +231,7 @@ WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) {
 }
 
 WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
-  const StepFrame f = frame(t, tree);
+  const StepFrame f = frame(t, tree, Floor::without_copies);
   double pinned_bw = 0;  // bytes per ns = GB/s
   for (EventId g : tree.gpu_events()) {
     const CopyArgs* c = t.copy(g);
@@ -241,7 +260,7 @@ WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
 }
 
 WhatIf whatif_exposed_comm(const Trace& t, const EventTree& tree) {
-  const StepFrame f = frame(t, tree);
+  const StepFrame f = frame(t, tree, Floor::without_communication);
   int64_t exposed = 0;
   for (const auto& g : gpu_timeline(t, tree)) exposed += g.exposed_communication;
   return finish({"comm_not_overlapped", "overlap collectives with compute (DDP buckets, FSDP prefetch)", 0, 0,

@@ -48,7 +48,8 @@ struct AnalyzeSettings {
 Headline make_headline(const Trace& trace, const EventTree& tree);
 std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree);
 // Every estimate together, or nothing for fewer than two: their sum (they overlap, so an
-// upper bound) capped by the bound they share, what the step could lose at most.
+// upper bound) capped by the step time beyond all of its GPU work, or by the largest
+// estimate where that one alone is more (overlapping collectives shortens the GPU work).
 std::optional<Saving> recoverable(const std::vector<Saving>& savings);
 
 // Share of [begin, end) covered by any GPU activity, per range (ranges sorted by begin).

@@ -72,7 +72,7 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     ++shown;
   }
   if (shown >= 2 && h.recoverable)
-    out.push_back(fmt::format("what-if all together: at most {} (the estimates overlap; capped at the step time minus its GPU busy time)",
+    out.push_back(fmt::format("what-if all together: at most {} (the estimates overlap: their sum, capped by the time beyond the GPU work)",
                               analyze_render::saving_text(*h.recoverable)));
   return out;
 }
