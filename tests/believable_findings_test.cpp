@@ -69,15 +69,16 @@ TEST(BelievableFindings, EveryCostLiesInsideItsWindow) {
       for (const Finding& f : w.findings)
         EXPECT_LE(f.cost, w.end - w.begin) << name << " " << flagged_label(w) << " " << f.id;
   }
-  // alexnet: a 560.9 ms cudaFree starts in a 129.2 ms window. The finding there says the
-  // whole pattern's cost in its evidence and counts only the part inside the window.
+  // alexnet: a 560.9 ms cudaMalloc crosses 129.2 ms windows. alloc_churn judges the call
+  // whole and says its whole length in its evidence, and counts only the part inside each
+  // window (the host blocked and the GPU idle there: all of a window inside the call).
   const TraceReport alexnet = analyze_all_windows("hta_alexnet_a100_small.json.gz");
   bool whole_said = false;
   for (const FlaggedWindow& w : alexnet.flagged)
     for (const Finding& f : w.findings)
-      if (f.id == "alloc_churn" && has_evidence(f, "the whole pattern costs 560.913 ms")) {
+      if (f.id == "alloc_churn" && has_evidence(f, "cudaMalloc of 560.9 ms crosses the range's edge")) {
         whole_said = true;
-        EXPECT_LT(f.cost, w.end - w.begin);
+        EXPECT_LE(f.cost, w.end - w.begin);
         EXPECT_GT(f.cost, 0);
       }
   EXPECT_TRUE(whole_said) << "the 560.9 ms cudaFree's window names its whole length";

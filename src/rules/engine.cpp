@@ -82,9 +82,6 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
   const double span = static_cast<double>(end - begin);
   for (RuleFinding& f : out.findings) {
     f.confidence = std::clamp(f.confidence, 0.0, 1.0);
-    // A finding costs the range at most its length: patterns judged whole (a call crossing
-    // the range's edge, a collective running past it) count only their part inside it.
-    f.cost = std::clamp<int64_t>(f.cost, 0, end - begin);
     const double share = static_cast<double>(f.cost) / span;
     f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
     if (static_cast<double>(f.cost) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;

@@ -250,10 +250,13 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
                                    dur_text(total)));
   if (crossing != kNoEvent)
     f.evidence.push_back(fmt::format("{} of {} crosses the range's edge ({} to {} of the range start): the host is "
-                                     "blocked in it, launching nothing, while the GPU works off what was queued before",
+                                     "blocked in it, launching nothing{}",
                                      t.name_of(crossing), dur_text(t.dur[crossing]),
                                      fmt::format("{}{}", t.ts[crossing] < begin ? "-" : "+", dur_text(std::llabs(t.ts[crossing] - begin))),
-                                     fmt::format("{}{}", t.end(crossing) < begin ? "-" : "+", dur_text(std::llabs(t.end(crossing) - begin)))));
+                                     fmt::format("{}{}", t.end(crossing) < begin ? "-" : "+", dur_text(std::llabs(t.end(crossing) - begin))),
+                                     2 * covered(ix.busy, begin, end) >= end - begin
+                                         ? ", while the GPU works off what was queued before"
+                                         : ""));
   if (idle > 0)
     f.evidence.push_back(fmt::format("GPU idle {} in the range from these calls until the host launches again ({} of "
                                      "the range)",
