@@ -47,7 +47,7 @@ def twin_of(row, goods):
         return None
     if row["source"] == "surgery":
         first = row["surgery"]["first_step"]
-        cands.sort(key=lambda g: abs(g["surgery"]["first_step"] - first))
+        cands.sort(key=lambda g: abs((g["surgery"]["first_step"] or 0) - (first or 0)))
     return cands[0]
 
 

@@ -9,14 +9,34 @@
 
 namespace ttap {
 
+namespace {
+
+// The schema a report names at its start ("ttap.analyze/2"), "" when the bytes do not
+// begin like a report. Whitespace as any JSON writer may put it (jq, json.dump).
+std::string_view schema_named(std::string_view bytes) {
+  const std::string_view head = bytes.substr(0, 512);
+  const size_t key = head.find("\"schema\"");
+  if (key == std::string_view::npos) return {};
+  size_t at = head.find_first_not_of(" \t\r\n", key + 8);
+  if (at == std::string_view::npos || head[at] != ':') return {};
+  at = head.find_first_not_of(" \t\r\n", at + 1);
+  if (at == std::string_view::npos || head[at] != '"') return {};
+  const size_t end = head.find('"', at + 1);
+  if (end == std::string_view::npos) return {};
+  const std::string_view schema = head.substr(at + 1, end - at - 1);
+  return schema.starts_with("ttap.analyze/") ? schema : std::string_view{};
+}
+
+}  // namespace
+
 bool looks_like_analyze_report(std::string_view bytes) {
   // A report starts with its schema; a trace never names one.
-  return bytes.substr(0, 256).find("\"schema\":\"ttap.analyze/") != std::string_view::npos;
+  return !schema_named(bytes).empty();
 }
 
 std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes) {
   // ttap.analyze/1 reports have no grouped findings: every finding would read as new.
-  if (bytes.substr(0, 256).find("\"schema\":\"ttap.analyze/1\"") != std::string_view::npos)
+  if (schema_named(bytes) == "ttap.analyze/1")
     throw InputError(source, "baseline: a ttap.analyze/1 report has no grouped findings; expected ttap.analyze/2 "
                              "(run this ttap's `analyze --format json` on the baseline trace again)");
   ReadReports read = read_analyze_reports(bytes, source);
