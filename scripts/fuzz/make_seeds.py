@@ -239,7 +239,7 @@ def hand_seeds():
     s["hand_duplicate_events_key"] = ('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}], '
                                       '"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "b", "pid": 1, "tid": 1, '
                                       '"ts": 2, "dur": 1}]}')
-    # At the loader's limits (src/load/load.cpp): |ts| < 4.5e15 us, dur <= 30 days.
+    # At the loader's limits (src/load/parser.hpp): |ts| < 4.5e15 us, dur <= 30 days.
     big, day30 = 4499999999999999, 2592000000000
     s["hand_ts_limits"] = {"traceEvents": [
         ev("X", "max ts", big - day30, dur=day30), ev("X", "min ts", -big, dur=1),
@@ -249,6 +249,15 @@ def hand_seeds():
         ev("X", "ProfilerStep#9223372036854775807", -big, cat="user_annotation", dur=day30),
         ev("X", "copy", 5, cat="gpu_memcpy", dur=1, pid=0, tid=7, args={"bytes": 2**50, "correlation": 3}),
     ]}
+    # One of each bad event the lenient loader repairs or drops (and strict refuses): a
+    # byte-order mark, an unpaired surrogate, ids above 2^63-1, a negative duration.
+    s["hand_lenient_repairs"] = (
+        '\ufeff{"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "launch\\ud800", "pid": 1, "tid": 1, '
+        '"ts": 1, "dur": 2, "args": {"correlation": 18446744073709551615, "External id": 9223372036854775808}}, '
+        '{"ph": "X", "cat": "kernel", "name": "k\\udc00", "pid": 0, "tid": 7, "ts": 3, "dur": 1, '
+        '"args": {"correlation": 18446744073709551615, "stream": 7}}, '
+        '{"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 18446744073709551615, "pid": 1, "tid": 1, "ts": 1}, '
+        '{"ph": "X", "cat": "cpu_op", "name": "negative", "pid": 1, "tid": 1, "ts": 5, "dur": -3}]}')
     return s
 
 

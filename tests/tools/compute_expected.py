@@ -336,6 +336,39 @@ def shared_section():
                 figures(os.path.basename(m.name), json.load(tar.extractfile(m), parse_float=decimal.Decimal))
 
 
+def merged_length(intervals):
+    total, end = 0, None
+    for b, e in sorted(intervals):
+        if end is None or b > end:
+            total += e - b
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+def unlinked_section():
+    section("unlinked: hta_torchrec_a100_rank0 GPU work no launch in the trace links to")
+    _, evs = load("hta_torchrec_a100_rank0.json.gz")
+    launches = {int(e["args"]["correlation"]) for e in evs
+                if e.get("ph") == "X" and e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {})}
+    gpu = [e for e in evs if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+    unlinked = [e for e in gpu if int(e.get("args", {}).get("correlation", -1)) not in launches]
+    # The scope: the span of the GPU-side ProfilerStep annotations, else all GPU activity.
+    steps = [e for e in evs if e.get("ph") == "X" and e.get("cat") == "gpu_user_annotation"
+             and str(e.get("name", "")).startswith("ProfilerStep#")]
+    spans = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in (steps or gpu)]
+    lo, hi = min(b for b, _ in spans), max(e for _, e in spans)
+    def busy(events):
+        return merged_length([(max(ns(e["ts"]), lo), min(ns(e["ts"]) + ns(e["dur"]), hi)) for e in events
+                              if min(ns(e["ts"]) + ns(e["dur"]), hi) > max(ns(e["ts"]), lo)])
+    linked = [e for e in gpu if e not in unlinked]
+    print(f"GPU events {len(gpu)}, without a launch {len(unlinked)}; scope {(hi - lo) / 1e6:.3f} ms "
+          f"({'GPU step annotations' if steps else 'GPU activity'})")
+    print(f"busy, every GPU event: {busy(gpu)} ns; only linked ones: {busy(linked)} ns; scope {hi - lo} ns")
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["load", "tree", "analyze", "cli", "shared"]
     for w in which:
