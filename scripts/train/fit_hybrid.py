@@ -3,8 +3,8 @@
 regression from a window's model score and rule evidence to its label, on the VAL split's
 windows only, and writes the weights file ttap reads (models/hybrid.json).
 
-    ttap eval DATASET --window-table TABLE.tsv     # one row per window, every split
-    /usr/bin/python3 scripts/train/fit_hybrid.py TABLE.tsv -o models/hybrid.json
+    ttap eval DATASET --window-table TABLE.tsv     # one row per window, every split (per dataset)
+    /usr/bin/python3 scripts/train/fit_hybrid.py TABLE.tsv [TABLE2.tsv ...] -o models/hybrid.json
 
 Train windows are not used: the model has seen them, so its scores there are better than
 anywhere else and would teach the regression to trust it too much. Test is not read at all
@@ -55,22 +55,28 @@ def fit(x, y, l2=1e-3, iterations=50):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("table", help="the TSV `ttap eval DATASET --window-table` wrote")
+    ap.add_argument("tables", nargs="+", help="the TSVs `ttap eval DATASET --window-table` wrote (their val rows pooled)")
     ap.add_argument("-o", "--output", required=True, help="weights file to write (models/hybrid.json)")
     ap.add_argument("--split", default="val", help="the split fit on (default val; never test)")
+    ap.add_argument("--detector", default="models/detector.pt",
+                    help="the model whose scores the table holds (its sha256 is recorded; a test checks it is the shipped one)")
     args = ap.parse_args()
     if args.split == "test":
         sys.exit("fit_hybrid.py: fitting on the test split would make its figures a fit, not a test")
-    with open(args.table, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    with open(args.table, newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+    digest = hashlib.sha256()
+    rows = []
+    for table in args.tables:
+        with open(table, "rb") as f:
+            digest.update(f.read())
+        with open(table, newline="") as f:
+            rows += list(csv.DictReader(f, delimiter="\t"))
+    digest = digest.hexdigest()
     if not rows:
-        sys.exit(f"fit_hybrid.py: {args.table} holds no windows")
+        sys.exit(f"fit_hybrid.py: {args.tables} hold no windows")
     features = [c for c in rows[0].keys() if c not in ("split", "trace", "window", "label")]
     rows = [r for r in rows if r["split"] == args.split]
     if not rows:
-        sys.exit(f"fit_hybrid.py: no {args.split} windows in {args.table}")
+        sys.exit(f"fit_hybrid.py: no {args.split} windows in {args.tables}")
     x = np.array([[float(r[c]) for c in features] for r in rows])
     y = np.array([int(r["label"]) for r in rows], dtype=float)
     bias, weights = fit(x, y)
@@ -85,7 +91,8 @@ def main():
             "positive_windows": int(y.sum()),
             "traces": len({r["trace"] for r in rows}),
             "method": "logistic regression, IRLS, L2 1e-3 on the weights",
-            "table_sha256": digest,
+            "tables_sha256": digest,
+            "detector_sha256": hashlib.sha256(open(args.detector, "rb").read()).hexdigest(),
             "window_auc": {"hybrid": round(auc(z, y), 4), "model": round(auc(x[:, features.index("model_logit")], y), 4),
                            "rules": round(auc(x[:, features.index("rule_score")], y), 4)},
         },

@@ -1,15 +1,23 @@
 #!/bin/bash
 # Refits the hybrid scorer for the model in models/ (run it again whenever
-# models/detector.pt changes): the per-window table of DATASET's windows (model scores and
-# rule evidence), then a logistic regression fit on its val split -> models/hybrid.json.
+# models/detector.pt or the rules change): the per-window table of each dataset's windows
+# (model scores and rule evidence), then a logistic regression fit on their val splits
+# pooled -> models/hybrid.json.
 #
-#   bash scripts/train/fit_hybrid.sh [DATASET=data/ttap-bench] [TABLE=/tmp/ttap-hybrid-table.tsv]
+#   bash scripts/train/fit_hybrid.sh [DATASET...]   (default: data/ttap-bench data/ttap-bench-x)
 #
-# Environment: TTAP (the ttap binary, default build/ttap).
+# Environment: TTAP (the ttap binary, default build/ttap), TABLES (folder for the tables,
+# default /tmp/ttap-hybrid).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-DATASET=${1:-data/ttap-bench}
-TABLE=${2:-/tmp/ttap-hybrid-table.tsv}
 TTAP=${TTAP:-build/ttap}
-"$TTAP" eval "$DATASET" --model models --threads 1 --window-table "$TABLE"
-/usr/bin/python3 scripts/train/fit_hybrid.py "$TABLE" -o models/hybrid.json
+TABLES=${TABLES:-/tmp/ttap-hybrid}
+if [ $# -eq 0 ]; then set -- data/ttap-bench data/ttap-bench-x; fi
+mkdir -p "$TABLES"
+tables=()
+for d in "$@"; do
+  t="$TABLES/$(basename "$d").tsv"
+  "$TTAP" eval "$d" --model models --threads 1 --window-table "$t"
+  tables+=("$t")
+done
+/usr/bin/python3 scripts/train/fit_hybrid.py "${tables[@]}" -o models/hybrid.json

@@ -30,7 +30,7 @@ namespace {
 struct Sample {
   const DatasetEntry* entry = nullptr;
   double trace_score = 0;
-  double recoverable = 0;  // TraceReport::recoverable: the share of step time the findings could give back
+  double recoverable = 0;  // TraceReport::recoverable_share: the share of step time the findings could give back
   std::vector<double> window_scores;
   std::vector<uint8_t> window_labels;
   std::vector<std::vector<std::string>> window_ids;
@@ -78,7 +78,7 @@ Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOp
   Sample s;
   s.entry = &e;
   s.trace_score = r.score;
-  s.recoverable = r.recoverable;
+  s.recoverable = r.recoverable_share;
   for (const WindowScore& w : r.windows) s.window_scores.push_back(w.score);
   s.window_labels = window_labels(windows, e.ranges);
   s.window_ids = window_label_ids(windows, e.ranges);
