@@ -3,7 +3,9 @@
 // multiple-instance trace score).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ttap/windows.hpp"
@@ -14,7 +16,12 @@ enum class Scorer {
   model,    // the TorchScript window detector (models/), run by libtorch
   rules,    // the rule detectors' highest confidence per window (a baseline)
   cluster,  // unsupervised: distance from the trace's typical window statistics (a baseline)
+  hybrid,   // the model's score and the rules' evidence, combined by weights fit on val (hybrid.hpp)
 };
+
+// "model", "rules", "cluster", "hybrid": the names the command line and the config take.
+inline constexpr const char* kScorerNames[] = {"model", "rules", "cluster", "hybrid"};
+std::optional<Scorer> parse_scorer(std::string_view name);
 
 struct ScoreOptions {
   Scorer scorer = Scorer::model;
@@ -27,7 +34,7 @@ struct ScoreOptions {
 struct TraceScores {
   std::vector<double> window;  // one per window, in window order
   double trace = 0;            // mean of window scores
-  std::string scorer;          // what produced them ("model", "rules", "cluster")
+  std::string scorer;          // what produced them ("model", "rules", "cluster", "hybrid")
   std::string device;          // "cpu"/"cuda" for the model; "" otherwise
   double seconds = 0;          // time spent scoring (features + forward for the model)
   std::string warning;         // e.g. why the model could not be used and what was used instead

@@ -82,8 +82,6 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-Scorer parse_scorer(const std::string& s) { return s == "rules" ? Scorer::rules : s == "cluster" ? Scorer::cluster : Scorer::model; }
-
 // Flags win over the config file, which wins over the defaults.
 AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<AnalyzeConfig>& c, std::string& scorer_name) {
   AnalyzeSettings s;
@@ -98,7 +96,7 @@ AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<Anal
   s.windows = pick(o.windows, cfg.windows, 100);
   s.top_k = pick(o.top_k, cfg.top_k, 5);
   scorer_name = pick(o.scorer, cfg.scorer, std::string("model"));
-  s.score.scorer = parse_scorer(scorer_name);
+  s.score.scorer = parse_scorer(scorer_name).value_or(Scorer::model);  // the CLI and the config checked the name
   s.score.model = pick(o.model, cfg.model, std::string());
   s.score.device = pick(o.device, cfg.device, std::string("auto"));
   s.score.threads = o.threads;

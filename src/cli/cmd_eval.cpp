@@ -13,8 +13,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "../classify/classify.hpp"
 #include "commands.hpp"
 #include "ttap/dataset.hpp"
+#include "ttap/hybrid.hpp"
 #include "ttap/input.hpp"
 #include "ttap/llm.hpp"
 #include "ttap/metrics.hpp"
@@ -28,11 +30,15 @@ namespace {
 struct Sample {
   const DatasetEntry* entry = nullptr;
   double trace_score = 0;
+  double recoverable = 0;  // TraceReport::recoverable_share: the share of step time the findings could give back
   std::vector<double> window_scores;
   std::vector<uint8_t> window_labels;
   std::vector<std::vector<std::string>> window_ids;
-  std::vector<std::string> predicted;   // per window: the rule classification of flagged windows ("" otherwise)
+  // Per window, for flagged positive windows only (empty otherwise): the id `analyze` names
+  // first there, "none" when it reports nothing for the window, and the costliest id.
+  std::vector<std::string> predicted, costliest;
   std::vector<std::vector<std::string>> llm_predicted;  // per window: the LLM's ids for flagged positive windows
+  std::vector<uint8_t> llm_asked;                       // per window: the LLM was asked (its answer may be empty)
   size_t llm_failed = 0;
   std::vector<uint8_t> range_localized;  // per labeled range: overlaps a top-k window
 };
@@ -44,47 +50,67 @@ struct IdStats {
 };
 
 struct Group {
-  std::vector<double> trace_scores, window_scores;
+  std::vector<double> trace_scores, trace_recoverable, window_scores;
   std::vector<uint8_t> trace_labels, window_labels;
-  size_t ranges = 0, localized = 0, classified = 0, correct = 0;
+  // classified: the flagged positive windows (every one counts; silence is a miss);
+  // covered: those where analyze reports any finding.
+  size_t ranges = 0, localized = 0, classified = 0, correct = 0, covered = 0, costliest_correct = 0;
   size_t llm_classified = 0, llm_correct = 0, llm_failed = 0;
   std::map<std::string, IdStats> ids;
 };
 
+// A trace as `analyze` reports it (analyze_trace, without the LLM, which eval asks itself
+// about the positive windows only), joined with its labels. Classification reads the
+// findings a user would read: the id named first in each flagged window.
 Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOptions& so, LlmClassifier* llm,
                       std::string& warning) {
   Loaded l = load_and_build(e.path);
-  const std::vector<Window> windows = make_windows(l.trace, l.tree, {o.windows, o.max_events});
-  if (windows.empty()) throw InputError(e.path, "no activity to cut into windows");
-  const TraceScores scores = score_windows(l.trace, l.tree, windows, so);
-  if (!scores.warning.empty()) warning = scores.warning;
+  AnalyzeSettings settings;
+  settings.windows = o.windows;
+  settings.top_k = o.top_k;
+  settings.score = so;
+  settings.fail_on = FailOn::none;
+  const TraceReport r = analyze_trace(l.trace, l.tree, settings);
+  if (r.windows.empty()) throw InputError(e.path, "no activity to cut into windows");
+  for (const std::string& w : r.warnings) warning = w;
+  std::vector<Window> windows;
+  for (const WindowScore& w : r.windows) windows.push_back({w.index, w.begin, w.end, {}, 0});
   Sample s;
   s.entry = &e;
-  s.trace_score = scores.trace;
-  s.window_scores = scores.window;
+  s.trace_score = r.score;
+  s.recoverable = r.recoverable_share;
+  for (const WindowScore& w : r.windows) s.window_scores.push_back(w.score);
   s.window_labels = window_labels(windows, e.ranges);
   s.window_ids = window_label_ids(windows, e.ranges);
   s.predicted.assign(windows.size(), "");
-  const std::vector<size_t> flagged = top_k(scores.window, static_cast<size_t>(o.top_k));
-  const RuleEngine rules(l.trace, l.tree);
+  s.costliest.assign(windows.size(), "");
+  // Localization and classification use the k highest windows, zero scores included (a
+  // rules-scored window with no finding is silence, and silence is a miss).
+  const std::vector<size_t> flagged = top_k(s.window_scores, static_cast<size_t>(o.top_k));
   for (size_t w : flagged) {
     if (!s.window_labels[w]) continue;
-    // The window's class is the finding that costs the most time there: a window can show
-    // several patterns (FP32 math under a DataLoader stall), and the costliest is the one
-    // that explains why it was flagged.
-    const auto findings = rules.detect(windows[w].begin, windows[w].end);
-    const auto costliest = std::max_element(findings.begin(), findings.end(),
-                                            [](const RuleFinding& a, const RuleFinding& b) { return a.cost < b.cost; });
-    s.predicted[w] = costliest == findings.end() ? "none" : costliest->id;
+    const auto fw = std::find_if(r.flagged.begin(), r.flagged.end(),
+                                 [&](const FlaggedWindow& f) { return !f.steady_state && f.index == windows[w].index; });
+    if (fw == r.flagged.end() || fw->findings.empty()) {
+      s.predicted[w] = s.costliest[w] = "none";
+      continue;
+    }
+    s.predicted[w] = fw->findings.front().id;
+    // The costliest finding, the figure eval reported before it read analyze's order.
+    s.costliest[w] = std::max_element(fw->findings.begin(), fw->findings.end(),
+                                      [](const Finding& a, const Finding& b) { return a.cost < b.cost; })->id;
   }
   s.llm_predicted.assign(windows.size(), {});
+  s.llm_asked.assign(windows.size(), 0);
   if (llm) {
+    const RuleEngine rules(l.trace, l.tree);
     std::vector<LlmWindow> asked;
     std::vector<size_t> which;
     for (size_t w : flagged)
       if (s.window_labels[w]) {
         asked.push_back({windows[w].begin, windows[w].end, rules.detect(windows[w].begin, windows[w].end)});
         which.push_back(w);
+        s.llm_asked[w] = 1;
       }
     const std::vector<LlmVerdict> verdicts = llm->classify(l.trace, l.tree, rules, asked);
     for (size_t i = 0; i < verdicts.size(); ++i) {
@@ -92,9 +118,9 @@ Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOp
       else ++s.llm_failed, warning = "LLM: " + verdicts[i].error;
     }
   }
-  for (const LabeledRange& r : e.ranges) {
+  for (const LabeledRange& range : e.ranges) {
     bool hit = false;
-    for (size_t w : flagged) hit = hit || (windows[w].begin <= r.end && r.begin < windows[w].end);
+    for (size_t w : flagged) hit = hit || (windows[w].begin <= range.end && range.begin < windows[w].end);
     s.range_localized.push_back(hit);
   }
   return s;
@@ -102,24 +128,25 @@ Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOp
 
 void add(Group& g, const Sample& s) {
   g.trace_scores.push_back(s.trace_score);
+  g.trace_recoverable.push_back(s.recoverable);
   g.trace_labels.push_back(s.entry->label == "bad");
   for (size_t w = 0; w < s.window_scores.size(); ++w) {
     g.window_scores.push_back(s.window_scores[w]);
     g.window_labels.push_back(s.window_labels[w]);
     if (!s.window_labels[w]) continue;
     for (const std::string& id : s.window_ids[w]) g.ids[id].positive_scores.push_back(s.window_scores[w]);
-    if (!s.llm_predicted[w].empty()) {
+    const auto labeled = [&](const std::string& id) { return std::count(s.window_ids[w].begin(), s.window_ids[w].end(), id) > 0; };
+    // Every window the LLM was asked about counts: an empty answer or a failed call is a miss.
+    if (s.llm_asked[w]) {
       ++g.llm_classified;
-      for (const std::string& id : s.llm_predicted[w])
-        if (std::count(s.window_ids[w].begin(), s.window_ids[w].end(), id)) {
-          ++g.llm_correct;
-          break;
-        }
+      g.llm_correct += std::any_of(s.llm_predicted[w].begin(), s.llm_predicted[w].end(), labeled);
     }
     if (s.predicted[w].empty()) continue;
     ++g.classified;
-    const bool ok = std::count(s.window_ids[w].begin(), s.window_ids[w].end(), s.predicted[w]) > 0;
+    g.covered += s.predicted[w] != "none";
+    const bool ok = labeled(s.predicted[w]);
     g.correct += ok;
+    g.costliest_correct += labeled(s.costliest[w]);
     for (const std::string& id : s.window_ids[w]) {
       IdStats& st = g.ids[id];
       ++st.classified;
@@ -153,16 +180,58 @@ std::string num(double v) { return std::isnan(v) ? "null" : fmt::format("{:.4f}"
 std::string pct_text(double v) { return std::isnan(v) ? "  n/a " : fmt::format("{:6.3f}", v); }
 double ratio(size_t a, size_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : std::nan(""); }
 
+// `--window-table FILE`: one tab-separated row per window of every trace (split, trace,
+// window, label, then the hybrid scorer's inputs from hybrid_features), for
+// scripts/train/fit_hybrid.py. The model must run: the table is its scores.
+int write_window_table(const EvalOptions& o, const std::vector<DatasetEntry>& entries, const ScoreOptions& model) {
+  std::string out = "split\ttrace\twindow\tlabel";
+  for (const char* f : kHybridFeatures) out += fmt::format("\t{}", f);
+  out += "\n";
+  const bool tty = ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
+  size_t failed = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const DatasetEntry& e = entries[i];
+    if (tty) fmt::print(stderr, "\r\033[Kttap: window table {}/{} {}", i + 1, entries.size(), e.trace);
+    try {
+      const Loaded l = load_and_build(e.path);
+      const std::vector<Window> windows = make_windows(l.trace, l.tree, {o.windows, o.max_events});
+      if (windows.empty()) throw InputError(e.path, "no activity to cut into windows");
+      const TraceScores scores = score_windows(l.trace, l.tree, windows, model);
+      if (scores.scorer != "model") throw InputError(e.path, "the window table needs the detector model: " + scores.warning);
+      const std::vector<RuleEvidence> evidence = rule_evidence(l.trace, l.tree, windows);
+      const std::vector<uint8_t> labels = window_labels(windows, e.ranges);
+      for (size_t w = 0; w < windows.size(); ++w) {
+        out += fmt::format("{}\t{}\t{}\t{}", e.split, e.trace, w, labels[w]);
+        for (double x : hybrid_features(scores.window[w], evidence[w])) out += fmt::format("\t{:.6g}", x);
+        out += "\n";
+      }
+    } catch (const InputError& err) {
+      if (tty) fmt::print(stderr, "\r\033[K");
+      spdlog::error("{}", err.what());
+      ++failed;
+    }
+  }
+  if (tty) fmt::print(stderr, "\r\033[K");
+  write_output(o.window_table, out);
+  return failed ? kBadInput : kOk;
+}
+
 }  // namespace
 
 int run_eval(const EvalOptions& o) {
   const std::vector<DatasetEntry> entries = read_manifest(o.dataset);
   ScoreOptions so;
-  so.scorer = o.scorer == "rules" ? Scorer::rules : o.scorer == "cluster" ? Scorer::cluster : Scorer::model;
+  so.scorer = parse_scorer(o.scorer).value_or(Scorer::model);  // the CLI checked the name
   so.model = o.model;
   so.device = o.device;
   so.threads = o.threads;
   so.max_events = o.max_events;
+
+  if (!o.window_table.empty()) {
+    ScoreOptions model = so;
+    model.scorer = Scorer::model;
+    return write_window_table(o, entries, model);
+  }
 
   std::unique_ptr<LlmClassifier> llm;
   if (!o.llm_url.empty()) {
@@ -214,13 +283,15 @@ int run_eval(const EvalOptions& o) {
       const Group& g = groups[name];
       out += fmt::format("{}\"{}\": {{\"traces\": {}, \"bad\": {}, \"trace_auc\": {}, \"windows\": {}, \"positive_windows\": {}, "
                          "\"window_auc\": {}, \"localization\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
+                         "\"finding_coverage\": {}, \"costliest_accuracy\": {}, \"trace_auc_recoverable\": {}, "
                          "\"llm_classification_accuracy\": {}, \"llm_classified\": {}, \"llm_failed\": {}, \"ids\": {{",
                          first ? "" : ", ", name, g.trace_scores.size(),
                          std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), num(auc_roc(g.trace_scores, g.trace_labels)),
                          g.window_scores.size(), std::count(g.window_labels.begin(), g.window_labels.end(), 1),
                          num(auc_roc(g.window_scores, g.window_labels)), num(ratio(g.localized, g.ranges)),
-                         num(ratio(g.correct, g.classified)), g.classified, num(ratio(g.llm_correct, g.llm_classified)),
-                         g.llm_classified, g.llm_failed);
+                         num(ratio(g.correct, g.classified)), g.classified, num(ratio(g.covered, g.classified)),
+                         num(ratio(g.costliest_correct, g.classified)), num(auc_roc(g.trace_recoverable, g.trace_labels)),
+                         num(ratio(g.llm_correct, g.llm_classified)), g.llm_classified, g.llm_failed);
       first = false;
       bool first_id = true;
       for (const auto& [id, st] : g.ids) {
@@ -238,16 +309,18 @@ int run_eval(const EvalOptions& o) {
   } else {
     out = fmt::format("ttap eval {} (scorer {}, {} windows per trace; {})\n", o.dataset, o.scorer, o.windows, rule);
     if (failed) out += fmt::format("{} traces failed to load (see the errors above)\n", failed);
-    out += fmt::format("\n{:<12} {:>6} {:>5} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}{}\n", "split", "traces", "bad", "trace AUC",
-                       "windows", "positive", "window AUC", "localization", "classification", llm ? "  LLM classification" : "");
+    out += fmt::format("\n{:<12} {:>6} {:>5} {:>9} {:>11} {:>8} {:>8} {:>10} {:>12} {:>14} {:>8}{}\n", "split", "traces", "bad",
+                       "trace AUC", "recoverable", "windows", "positive", "window AUC", "localization", "classification",
+                       "coverage", llm ? "  LLM classification" : "");
     for (const std::string& name : order) {
       if (!groups.count(name)) continue;
       const Group& g = groups[name];
-      out += fmt::format("{:<12} {:>6} {:>5} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}{}\n", name, g.trace_scores.size(),
+      out += fmt::format("{:<12} {:>6} {:>5} {:>9} {:>11} {:>8} {:>8} {:>10} {:>12} {:>14} {:>8}{}\n", name, g.trace_scores.size(),
                          std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), pct_text(auc_roc(g.trace_scores, g.trace_labels)),
-                         g.window_scores.size(), std::count(g.window_labels.begin(), g.window_labels.end(), 1),
+                         pct_text(auc_roc(g.trace_recoverable, g.trace_labels)), g.window_scores.size(),
+                         std::count(g.window_labels.begin(), g.window_labels.end(), 1),
                          pct_text(auc_roc(g.window_scores, g.window_labels)), pct_text(ratio(g.localized, g.ranges)),
-                         pct_text(ratio(g.correct, g.classified)),
+                         pct_text(ratio(g.correct, g.classified)), pct_text(ratio(g.covered, g.classified)),
                          llm ? fmt::format("  {} ({} failed)", pct_text(ratio(g.llm_correct, g.llm_classified)), g.llm_failed) : "");
     }
     if (groups.count("test")) {

@@ -64,6 +64,7 @@ struct EvalOptions {
   int threads = 0;
   std::string llm_url, llm_model, llm_cache;  // LLM classification of flagged positive windows
   double llm_timeout = 60;
+  std::string window_table;  // write the per-window table for fitting the hybrid scorer, not the figures
 };
 
 // `ttap analyze`. Unset optionals fall back to the config file, then to the defaults.

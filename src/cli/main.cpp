@@ -102,7 +102,7 @@ int dispatch(int argc, char** argv) {
   EvalOptions eval;
   auto* eval_cmd = app.add_subcommand("eval", "Score a labeled dataset (docs/DATASET.md) and report the detector's metrics");
   eval_cmd->add_option("dataset", eval.dataset, "Dataset folder (manifest.jsonl + traces)")->required();
-  eval_cmd->add_option("--scorer", eval.scorer, "model, rules or cluster")->check(CLI::IsMember({"model", "rules", "cluster"}));
+  eval_cmd->add_option("--scorer", eval.scorer, "model, rules, cluster or hybrid")->check(CLI::IsMember({"model", "rules", "cluster", "hybrid"}));
   eval_cmd->add_option("--format", eval.format, "text or json")->check(CLI::IsMember({"text", "json"}));
   eval_cmd->add_option("-o,--output", eval.output, "Write to this file instead of stdout");
   eval_cmd->add_option("--windows", eval.windows, "Windows per trace")->check(CLI::Range(1, 100000));
@@ -115,6 +115,8 @@ int dispatch(int argc, char** argv) {
   eval_cmd->add_option("--llm-model", eval.llm_model, "Model name for --llm-url");
   eval_cmd->add_option("--llm-cache", eval.llm_cache, "Response cache folder (reruns cost no requests)");
   eval_cmd->add_option("--llm-timeout", eval.llm_timeout, "Seconds per request")->check(CLI::Range(0.1, 3600.0));
+  eval_cmd->add_option("--window-table", eval.window_table,
+                       "Instead of the figures, write each window's label, model score and rule evidence (TSV) for scripts/train/fit_hybrid.py");
 
   AnalyzeOptions analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Find performance anti-patterns in traces (exit 1 when flagged, for CI)");
@@ -140,7 +142,7 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_flag("--details", analyze.details, "Text: also every flagged window's findings");
   analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));
   analyze_cmd->add_option("--windows", analyze.windows, "Windows per trace (default 100)")->check(CLI::Range(1, 100000));
-  analyze_cmd->add_option("--scorer", analyze.scorer, "model (default), rules or cluster")->check(CLI::IsMember({"model", "rules", "cluster"}));
+  analyze_cmd->add_option("--scorer", analyze.scorer, "model (default), rules, cluster or hybrid")->check(CLI::IsMember({"model", "rules", "cluster", "hybrid"}));
   analyze_cmd->add_option("--model", analyze.model, "Detector model file or folder (default: search models/)");
   analyze_cmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   analyze_cmd->add_option("--threads", analyze.threads, "libtorch intra-op threads (0 = its default)")->check(CLI::Range(0, 1024));

@@ -113,7 +113,7 @@ AnalyzeConfig load_analyze_config(const std::string& path) {
     else if (key == "fail_score") c.fail_score = rd.number(field.value, key, 0, 1);
     else if (key == "top_k") c.top_k = rd.integer(field.value, key, 0, 10000);
     else if (key == "windows") c.windows = rd.integer(field.value, key, 1, 100000);
-    else if (key == "scorer") c.scorer = rd.choice(field.value, key, {"model", "rules", "cluster"});
+    else if (key == "scorer") c.scorer = rd.choice(field.value, key, {"model", "rules", "cluster", "hybrid"});
     else if (key == "model") c.model = rd.string(field.value, key);
     else if (key == "device") c.device = rd.choice(field.value, key, {"auto", "cpu", "cuda"});
     else if (key == "ignore") {

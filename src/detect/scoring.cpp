@@ -6,13 +6,16 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <iterator>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "ttap/detector.hpp"
 #include "ttap/features.hpp"
+#include "ttap/hybrid.hpp"
 #include "ttap/input.hpp"
 #include "ttap/model_files.hpp"
 #include "ttap/rules.hpp"
@@ -56,7 +59,26 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Detector> detector;
   std::mutex run;  // one forward at a time per model
+  std::optional<HybridWeights> hybrid;  // DIR/hybrid.json, read on the first hybrid request
+  std::string hybrid_error;             // why it could not be read
+  bool hybrid_tried = false;
 };
+
+// The hybrid weights beside the model; nullptr (with the reason in `why`) when absent.
+const HybridWeights* hybrid_weights_for(LoadedModel& lm, std::string& why) {
+  static std::mutex m;
+  std::lock_guard lock(m);
+  if (!lm.hybrid_tried) {
+    lm.hybrid_tried = true;
+    try {
+      lm.hybrid = load_hybrid_weights(lm.files.dir + "/" + kHybridFile);
+    } catch (const InputError& e) {
+      lm.hybrid_error = e.what();
+    }
+  }
+  why = lm.hybrid_error;
+  return lm.hybrid ? &*lm.hybrid : nullptr;
+}
 
 LoadedModel& model_for(const ScoreOptions& o) {
   static std::mutex m;
@@ -79,6 +101,12 @@ double mean(const std::vector<double>& v) { return v.empty() ? 0.0 : std::accumu
 
 }  // namespace
 
+std::optional<Scorer> parse_scorer(std::string_view name) {
+  for (size_t i = 0; i < std::size(kScorerNames); ++i)
+    if (name == kScorerNames[i]) return static_cast<Scorer>(i);
+  return std::nullopt;
+}
+
 TraceScores score_windows(const Trace& t, const EventTree& tree, const std::vector<Window>& windows, const ScoreOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   TraceScores s;
@@ -88,6 +116,7 @@ TraceScores score_windows(const Trace& t, const EventTree& tree, const std::vect
   }
   const WindowOptions wopt{static_cast<int>(windows.size()), o.max_events};
   switch (o.scorer) {
+    case Scorer::hybrid:
     case Scorer::model: {
       LoadedModel* lm = nullptr;
       try {
@@ -116,6 +145,15 @@ TraceScores score_windows(const Trace& t, const EventTree& tree, const std::vect
                     lm->detector->device());
       s.scorer = "model";
       s.device = lm->detector->device();
+      if (o.scorer == Scorer::hybrid) {
+        std::string why;
+        if (const HybridWeights* hw = hybrid_weights_for(*lm, why)) {
+          s.window = hybrid_scores(*hw, s.window, rule_evidence(t, tree, windows));
+          s.scorer = "hybrid";
+        } else {
+          s.warning = fmt::format("no hybrid weights ({}); windows scored by the model alone", why);
+        }
+      }
       break;
     }
     case Scorer::rules:
