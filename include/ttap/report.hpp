@@ -168,6 +168,9 @@ struct TraceReport {
   std::string device;        // where the model ran ("cpu"/"cuda"), "" otherwise
   int64_t begin = 0;         // the steady state that was cut into windows
   int64_t end = 0;
+  // The trace's first timestamp. Every "+12.345 ms" a report prints counts from it, as the
+  // LLM prompt and the -vv log do, so one window reads the same in all three.
+  int64_t origin = 0;
   std::string steady_state;  // "steps", "gpu" or "cpu"
 
   Headline headline;
