@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ttap/report_timeline.hpp"
 #include "ttap/rules.hpp"
 
 namespace ttap {
@@ -183,6 +184,7 @@ struct TraceReport {
   double recoverable_share = 0;
   std::string baseline;                  // the baseline trace compared with, "" if none
   std::vector<GroupedFinding> fixed;     // the baseline's findings gone from this trace
+  ReportTimeline timeline;      // the steady state as lanes; only filled for the HTML report
   uint32_t suppressed = 0;      // findings dropped by the config's ignores
   std::vector<std::string> warnings;
   double seconds = 0;           // wall time for this trace, load included

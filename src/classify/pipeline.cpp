@@ -68,6 +68,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   r.begin = steady.begin;
   r.end = steady.end;
   r.origin = llm_trace_origin(trace);
+  if (settings.timeline) r.timeline = build_report_timeline(trace, tree, steady.begin, steady.end);
   r.steady_state = steady.source;
   WindowOptions wo;
   wo.count = settings.windows;

@@ -250,7 +250,8 @@ int run_analyze(const AnalyzeOptions& o) {
   }
   const std::optional<AnalyzeConfig> config = read_config(o.config);
   std::string scorer_name;
-  const AnalyzeSettings settings = merge_settings(o, config, scorer_name);
+  AnalyzeSettings settings = merge_settings(o, config, scorer_name);
+  settings.timeline = o.format == "html";
 
   Inputs inputs = collect_inputs(o.traces);
   if (o.shard) {
