@@ -82,7 +82,7 @@ TEST(CliConventions, TreeWritesJsonToAFile) {
 }
 
 TEST(CliConventions, EveryHelpNamesTheExitCodesAndNoFlagMarkers) {
-  for (const char* cmd : {"", "tree", "summary", "diff", "collectives", "replay", "features", "tokenizer", "eval", "analyze"}) {
+  for (const char* cmd : {"", "tree", "summary", "diff", "collectives", "replay", "features", "tokenizer", "eval", "analyze", "merge"}) {
     std::vector<std::string> args;
     if (*cmd) args.push_back(cmd);
     args.push_back("--help");
