@@ -181,7 +181,7 @@ int dispatch(int argc, char** argv) {
   merge_cmd->add_option("--format", merge.format, "text, json, jsonl, md, sarif, junit or html")
       ->check(CLI::IsMember({"text", "json", "jsonl", "md", "sarif", "junit", "html"}));
   merge_cmd->add_option("-o,--output", merge.output, "Write to this file instead of stdout");
-  merge_cmd->add_flag("!--no-fleet", merge.fleet, "Only the per-trace report, without the fleet view");
+  merge_cmd->add_flag_callback("--no-fleet", [&merge] { merge.fleet = false; }, "Only the per-trace report, without the fleet view");
 
   try {
     app.parse(argc, argv);

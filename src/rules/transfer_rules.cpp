@@ -153,8 +153,7 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    dur_text(host)));
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
   const EventId top = f.events.front();
-  EventId top_op = kNoEvent;
-  host_time(ix, top, &top_op);  // the op that issued the largest copy, when one did
+  const EventId top_op = ix.enclosing_op(top);  // the op that issued the largest copy, when one did
   f.evidence.push_back(fmt::format("largest: {} {} {}{}", t.name_of(top), bytes_text(bytes_of(t, top)), dur_text(t.dur[top]),
                                    top_op == kNoEvent ? "" : fmt::format(" under {}", t.name_of(top_op))));
   f.locations = user_locations(ix, f.events);
