@@ -168,7 +168,7 @@ TEST(CliConventions, WindowTimesShareOneOriginInReportAndPrompt) {
     }
     res.set_content(ttap::test::completion(ttap::test::verdict_json("[\"dataloader_stall\"]", 0.9)), "application/json");
   });
-  const ProcResult r = run_ttap({"analyze", "--scorer", "rules", "--llm-url", server.url(), "--llm-model", "m", "-vv", kResnet},
+  const ProcResult r = run_ttap({"analyze", "--scorer", "rules", "--details", "--llm-url", server.url(), "--llm-model", "m", "-vv", kResnet},
                                 {"TTAP_LLM_API_KEY=sk-test", "NO_COLOR=1"});
   ASSERT_EQ(r.exit_code, 1) << r.err;
   const std::regex report_window(R"(window (\d+) \[(\+[\d.]+ ms) \.\. (\+[\d.]+ ms)\]  score)");

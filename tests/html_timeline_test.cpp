@@ -1,6 +1,6 @@
 // The HTML report's timeline on the real ResNet50 num_workers=0 trace: the lanes built
 // from the steady state stay bounded and account for every event; the page embeds them
-// with the findings panel (one dataloader_stall line with its occurrences); and in
+// with the grouped findings beside them (one dataloader_stall line with its occurrences); and in
 // headless Chromium a click on a finding's occurrence moves the timeline onto it.
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -99,10 +99,10 @@ TEST(HtmlTimeline, PageIsSelfContainedWithOneLinePerProblem) {
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids.front(), "dataloader_stall");
   EXPECT_EQ(std::count(ids.begin(), ids.end(), "dataloader_stall"), 1);
-  EXPECT_NE(p.html.find("fixing it saves ~48.6 ms per step (28% of step time)"), std::string::npos);
+  EXPECT_NE(p.html.find("fixing it saves ~48.6 ms per step (27.8%)"), std::string::npos);
   size_t occurrences = 0;
   for (size_t at = p.html.find("id=\"occ-0-0-"); at != std::string::npos; at = p.html.find("id=\"occ-0-0-", at + 1)) ++occurrences;
-  EXPECT_GE(occurrences, 2u);
+  EXPECT_GE(occurrences, 5u) << "one stall per step: the first few are shown";
   // Each occurrence is highlighted on the timeline.
   EXPECT_GE(p.data["flags"].get_array().size(), occurrences);
 }

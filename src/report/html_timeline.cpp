@@ -6,8 +6,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-#include <map>
 
 #include "analyze_common.hpp"
 #include "ttap/table.hpp"
@@ -15,47 +13,6 @@
 namespace ttap::analyze_render {
 
 namespace {
-
-// One line of the panel: one problem and where it happens. Built from the per-window
-// findings, merged by id; grouped findings, once the Report carries them, map onto this
-// one to one.
-struct Occurrence {
-  std::string label;  // "window 70", "steady state"
-  int64_t begin = 0, end = 0;
-  int64_t cost = 0;
-};
-
-struct PanelEntry {
-  const Finding* first = nullptr;  // the costliest occurrence: its evidence and fix are shown
-  Severity severity = Severity::info;
-  int64_t cost = 0;                // summed over the occurrences
-  std::vector<Occurrence> occurrences;
-};
-
-std::vector<PanelEntry> panel_entries(const TraceReport& t) {
-  std::map<std::string, PanelEntry> by_id;
-  for (const FlaggedWindow& w : t.flagged)
-    for (const Finding& f : w.findings) {
-      PanelEntry& e = by_id[f.id];
-      if (!e.first || f.cost > e.first->cost) e.first = &f;
-      e.severity = std::max(e.severity, f.severity);
-      e.cost += f.cost;
-      // The finding's own range when it has one (it is narrower than its window).
-      const bool own = f.end > f.begin;
-      e.occurrences.push_back({flagged_label(w), own ? f.begin : w.begin, own ? f.end : w.end, f.cost});
-    }
-  std::vector<PanelEntry> out;
-  for (auto& [id, e] : by_id) {
-    std::sort(e.occurrences.begin(), e.occurrences.end(), [](const Occurrence& a, const Occurrence& b) { return a.begin < b.begin; });
-    out.push_back(std::move(e));
-  }
-  // Ranked by what fixing it saves per step, then by what it costs where it was seen.
-  auto saved = [](const PanelEntry& e) { return e.first->saving ? e.first->saving->saved_per_step : -1; };
-  std::stable_sort(out.begin(), out.end(), [&](const PanelEntry& a, const PanelEntry& b) {
-    return saved(a) != saved(b) ? saved(a) > saved(b) : a.cost > b.cost;
-  });
-  return out;
-}
 
 // Microseconds from the timeline's start, one decimal: what the script works in.
 std::string us(int64_t ns, int64_t from) { return fmt::format("{:.1f}", static_cast<double>(ns - from) / 1e3); }
@@ -66,7 +23,7 @@ std::string script_safe(std::string s) {
   return s;
 }
 
-std::string timeline_json(const TraceReport& t, const std::vector<PanelEntry>& entries) {
+std::string timeline_json(const TraceReport& t) {
   const ReportTimeline& tl = t.timeline;
   std::string j = fmt::format("{{\"origin_us\":{},\"span_us\":{},\"events\":{},\"names\":[", us(tl.begin, t.origin), us(tl.end, tl.begin),
                               tl.events);
@@ -88,61 +45,73 @@ std::string timeline_json(const TraceReport& t, const std::vector<PanelEntry>& e
   }
   j += "],\"flags\":[";
   bool first = true;
-  for (size_t i = 0; i < entries.size(); ++i)
-    for (const Occurrence& o : entries[i].occurrences) {
+  for (size_t i = 0; i < t.findings.size(); ++i)
+    for (const Occurrence& o : t.findings[i].occurrences) {
       j += fmt::format("{}[{},{},{}]", first ? "" : ",", us(o.begin, tl.begin), us(o.end, tl.begin), i);
       first = false;
     }
   return j + "]}";
 }
 
+// Where an occurrence is, for its button: "step 7", else "window 12", else its range alone.
+std::string occurrence_label(const Occurrence& o) {
+  if (o.step >= 0) return fmt::format("step {}", o.step);
+  if (o.window >= 0) return fmt::format("window {}", o.window);
+  return "";
+}
+
 }  // namespace
 
+// The panel lists the grouped findings (one per problem, already ranked by saving); each
+// shown occurrence is a button onto the timeline.
 std::string html_timeline_section(const TraceReport& t, const std::string& key) {
-  if (t.timeline.lanes.empty()) return "";
-  const std::vector<PanelEntry> entries = panel_entries(t);
-  std::string out = fmt::format("<div class=\"tl-wrap\" id=\"tl-{0}\" data-key=\"{0}\">\n<div class=\"tl-main\">\n", key);
-  out += fmt::format(
-      "<canvas class=\"tl\" id=\"tl-{0}-canvas\" width=\"960\" height=\"200\" aria-label=\"timeline of the steady state\"></canvas>\n"
+  // A report read back from JSON (ttap merge) has no lanes: the panel alone.
+  const bool lanes = !t.timeline.lanes.empty();
+  if (!lanes && t.findings.empty()) return "";
+  std::string out = fmt::format("<div class=\"tl-wrap\" id=\"tl-{0}\"{1}>\n", key, lanes ? fmt::format(" data-key=\"{}\"", key) : "");
+  if (lanes)
+    out += fmt::format(
+      "<div class=\"tl-main\">\n<canvas class=\"tl\" id=\"tl-{0}-canvas\" width=\"960\" height=\"200\" aria-label=\"timeline of the steady state\"></canvas>\n"
       "<div class=\"tl-bar\"><span class=\"tl-view\" id=\"tl-{0}-view\"></span> <span class=\"tl-tip\" id=\"tl-{0}-tip\"></span></div>\n"
       "<p class=\"hint\">Wheel or +/- to zoom, drag to pan, double-click to see it all. Lanes: GPU streams, then the busiest CPU "
-      "threads (top-level spans, then what runs under them); {1} events, tiny ones merged per pixel. Under the lanes: the "
-      "detector's window scores (red: flagged).</p>\n</div>\n",
+      "threads (top-level spans, then what runs under them); {1} events, tiny ones merged per pixel. Shaded: where the "
+      "findings occur. Under the lanes: the detector's window scores (red: flagged).</p>\n</div>\n",
       key, t.timeline.events);
   out += "<div class=\"panel\">\n<h3>Findings, by what fixing them saves</h3>\n";
-  if (entries.empty()) out += "<p>No findings.</p>\n";
+  if (t.findings.empty()) out += "<p>No findings.</p>\n";
   out += "<ol class=\"ranked\">\n";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const PanelEntry& e = entries[i];
-    const Finding& f = *e.first;
-    out += fmt::format("<li class=\"entry\" id=\"f-{}-{}\"><span class=\"sev {}\">{}</span> <b><code>{}</code></b> {}<br>", key, i,
-                       severity_label(e.severity), severity_label(e.severity), xml_escape(f.id), xml_escape(f.name));
-    if (f.saving)
-      out += fmt::format("<span class=\"saving\">fixing it saves ~{} per step ({:.0f}% of step time)</span><br>",
-                         human_duration(f.saving->saved_per_step), 100.0 * f.saving->step_share);
-    out += fmt::format("{} occurrence{}{}: ", e.occurrences.size(), e.occurrences.size() == 1 ? "" : "s",
-                       e.cost > 0 ? fmt::format(", {} in all", human_duration(e.cost)) : "");
-    for (size_t k = 0; k < e.occurrences.size(); ++k) {
-      const Occurrence& o = e.occurrences[k];
+  for (size_t i = 0; i < t.findings.size(); ++i) {
+    const GroupedFinding& g = t.findings[i];
+    out += fmt::format("<li class=\"entry\" id=\"f-{}-{}\"><span class=\"sev {}\">{}</span> <b><code>{}</code></b> {}{}<br>", key, i,
+                       severity_label(g.severity), severity_label(g.severity), xml_escape(g.id), xml_escape(g.name),
+                       g.baseline == BaselineState::none ? "" : fmt::format(" <span class=\"state\">[{}]</span>", baseline_state_name(g.baseline)));
+    if (!g.origin.empty()) out += fmt::format("in <code>{}</code><br>", xml_escape(g.origin));
+    if (g.saving) out += fmt::format("<span class=\"saving\">fixing it saves {}</span><br>", xml_escape(saving_text(*g.saving)));
+    out += fmt::format("costs {}<br>{}: ", xml_escape(group_cost_text(g)), xml_escape(occurrences_text(g)));
+    for (size_t k = 0; k < g.occurrences.size(); ++k) {
+      const Occurrence& o = g.occurrences[k];
+      const std::string label = occurrence_label(o);
       out += fmt::format(
-          "<button type=\"button\" class=\"occ\" id=\"occ-{}-{}-{}\" data-tl=\"{}\" data-b=\"{}\" data-e=\"{}\" data-entry=\"{}\">{} {} .. "
-          "{}</button> ",
-          key, i, k, key, us(o.begin, t.timeline.begin), us(o.end, t.timeline.begin), i, xml_escape(o.label), offset_ms(t, o.begin),
-          offset_ms(t, o.end));
+          "<button type=\"button\" class=\"occ\" id=\"occ-{}-{}-{}\" data-tl=\"{}\" data-b=\"{}\" data-e=\"{}\">{}{}{} .. {}</button> ", key,
+          i, k, key, us(o.begin, t.timeline.begin), us(o.end, t.timeline.begin), xml_escape(label), label.empty() ? "" : " ",
+          offset_ms(t, o.begin), offset_ms(t, o.end));
     }
+    if (g.occurrence_count > g.occurrences.size()) out += "...";
     std::vector<std::string> locs;
-    for (const auto& l : f.locations) locs.push_back("<code>" + xml_escape(location_text(l)) + "</code>");
+    for (const auto& l : g.locations) locs.push_back("<code>" + xml_escape(location_text(l)) + "</code>");
     out += "<details><summary>evidence and fix</summary><ul>";
-    for (const auto& ev : f.evidence) out += "<li>" + xml_escape(ev) + "</li>";
-    if (!f.explanation.empty()) out += "<li>LLM: " + xml_escape(f.explanation) + "</li>";
+    for (const auto& ev : g.evidence) out += "<li>" + xml_escape(ev) + "</li>";
+    if (!g.explanation.empty()) out += "<li>LLM: " + xml_escape(g.explanation) + "</li>";
     out += "</ul>";
     if (!locs.empty()) out += fmt::format("<p>Code: {}</p>", fmt::join(locs, ", "));
-    if (!f.fix.empty()) out += "<p class=\"fix\">Fix: " + xml_escape(f.fix) + "</p>";
+    if (!g.fix.empty()) out += "<p class=\"fix\">Fix: " + xml_escape(g.fix) + "</p>";
     out += "</details></li>\n";
   }
   out += "</ol>\n</div>\n";
-  out += fmt::format("<script type=\"application/json\" class=\"tl-data\" id=\"tl-{}-data\">{}</script>\n</div>\n", key,
-                     script_safe(timeline_json(t, entries)));
+  if (lanes)
+    out += fmt::format("<script type=\"application/json\" class=\"tl-data\" id=\"tl-{}-data\">{}</script>\n", key,
+                       script_safe(timeline_json(t)));
+  out += "</div>\n";
   return out;
 }
 
@@ -154,7 +123,7 @@ canvas.tl { display: block; width: 100%; border: 1px solid #ccc; cursor: grab; b
 .tl-bar { font-size: 12px; color: #333; min-height: 16px; } .tl-tip { color: #555; margin-left: 12px; }
 .hint { font-size: 11px; color: #666; margin: 2px 0; }
 .panel { flex: 0 0 380px; max-height: 640px; overflow: auto; font-size: 13px; }
-.panel h3 { font-size: 14px; margin: 0 0 4px; } ol.ranked { padding-left: 20px; margin: 0; }
+.panel h3 { font-size: 14px; margin: 0 0 4px; } ol.ranked { padding-left: 20px; margin: 0; } .panel code { word-break: break-all; }
 li.entry { margin-bottom: 10px; } li.entry.selected { background: #fdecea; }
 .saving { color: #2d6a2d; } button.occ { font: 11px system-ui, sans-serif; margin: 2px 2px 0 0; padding: 1px 4px; cursor: pointer;
   border: 1px solid #d62728; background: #fff; border-radius: 3px; }
@@ -312,7 +281,7 @@ std::string_view html_timeline_script() {
     this.setView(b - pad, e + pad);
   };
 
-  document.querySelectorAll('.tl-wrap').forEach(function (w) { timelines[w.getAttribute('data-key')] = new Timeline(w); });
+  document.querySelectorAll('.tl-wrap[data-key]').forEach(function (w) { timelines[w.getAttribute('data-key')] = new Timeline(w); });
   document.querySelectorAll('button.occ').forEach(function (btn) {
     btn.addEventListener('click', function () {
       var tl = timelines[btn.getAttribute('data-tl')];
