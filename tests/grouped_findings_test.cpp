@@ -117,7 +117,7 @@ TEST(GroupedFindings, TextShowsOneLinePerProblemAndDetailsOnRequest) {
   EXPECT_EQ(count_of(r.out, "dataloader_stall: GPU starved"), 1u) << r.out;
   EXPECT_NE(r.out.find("1. error dataloader_stall"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("6 occurrences in steps 5-10"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("what-if: fixing it saves ~48.601 ms per step (27.8%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("what-if: fixing it saves ~48.6 ms per step (27.8%)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("]  score "), std::string::npos) << "per-window detail only with --details";
   const ProcResult details = analyze({"--details", kNw0});
   EXPECT_GT(count_of(details.out, "dataloader_stall: GPU starved"), 2u) << details.out;

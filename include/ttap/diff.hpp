@@ -22,6 +22,9 @@ struct GateResult {
   double next = 0;
   double delta_pct = 0;
   bool regressed = false;
+  // The metric is missing on that side (no [memory] events): the row stays, reads "n/a",
+  // and cannot regress.
+  bool base_missing = false, new_missing = false;
 };
 
 // Base and new figures for one key (a step, category, op or kernel).
@@ -50,6 +53,12 @@ struct TraceDiff {
   bool regressed = false;
   std::vector<DeltaRow> steps;       // aligned by order; key "base#N -> new#M"
   std::vector<GpuTimeline> base_timeline, new_timeline;
+  // "GPU 0 (Tesla V100-SXM2-16GB)", one per timeline entry: each side's devices as that
+  // side's trace names them.
+  std::vector<std::string> base_devices, new_devices;
+  // The two runs differ in what they ran on (GPU model, world size, rank): their times
+  // may not be one workload's.
+  std::vector<std::string> warnings;
   std::vector<DeltaRow> categories;  // GPU time by op category
   std::vector<DeltaRow> ops;         // CPU time by op name (outermost occurrence), sorted by |delta|
   std::vector<DeltaRow> kernels;     // GPU time by kernel name, sorted by |delta|

@@ -22,6 +22,31 @@
 
 namespace ttap {
 
+// What one run may spend on the LLM, shared by the classifiers of all its traces: a
+// wall-clock budget, and a circuit breaker that stops asking after `max_failures`
+// consecutive transport failures (a hung or dead endpoint). Without them a hung endpoint
+// costs every window of every trace its timeout times its retries. Thread-safe.
+class LlmRunBudget {
+ public:
+  LlmRunBudget(double seconds, int max_failures);  // seconds <= 0: no time limit
+  ~LlmRunBudget();
+  // Seconds left of the budget (<= 0 once spent).
+  double seconds_left() const;
+  // No request may go out (breaker open or budget spent).
+  bool closed() const;
+  // "" while requests may go out; else why not, one sentence, and the request counts as
+  // refused (the first refusal logs the run's one warning).
+  std::string closed_reason() const;
+  void transport_failure(const std::string& error);
+  void answered();  // an HTTP response came back: the endpoint is there
+  // The run's one warning, once a request was refused: why, and how many were; else "".
+  std::string warning() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
 struct LlmConfig {
   std::string url;          // e.g. http://127.0.0.1:8080/v1 (…/chat/completions is appended when missing)
   std::string model;        // e.g. gpt-4o-mini, llama3
@@ -36,6 +61,12 @@ struct LlmConfig {
   bool redact = false;      // replace user module and file names before sending
   int max_rounds = 3;       // iterative refinement: widen the window and ask again
   double min_confidence = 0.5;  // an answer below this counts as unsure and is refined
+  double budget_s = 0;      // wall clock for the whole run (every trace), then the rules alone; 0 = no limit
+                            // (`ttap analyze` defaults to 600)
+  int breaker_failures = 3; // consecutive transport failures that stop all further requests
+  // Shared by every copy of this config (one per trace); made from budget_s and
+  // breaker_failures by the first endpoint that finds it empty.
+  std::shared_ptr<LlmRunBudget> run_budget;
   bool enabled() const { return !url.empty(); }
 };
 
@@ -51,6 +82,7 @@ struct LlmVerdict {
   int rounds = 0;                 // requests made for this window (refinement)
   int64_t begin = 0, end = 0;     // the window finally judged (ns), widened or not
   bool cached = false;            // every answer came from the cache
+  bool not_sent = false;          // failed without a request: the run's LLM budget or breaker stopped it
 };
 
 struct LlmWindow {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ttap/report_timeline.hpp"
 #include "ttap/rules.hpp"
 
 namespace ttap {
@@ -168,6 +169,9 @@ struct TraceReport {
   std::string device;        // where the model ran ("cpu"/"cuda"), "" otherwise
   int64_t begin = 0;         // the steady state that was cut into windows
   int64_t end = 0;
+  // The trace's first timestamp. Every "+12.345 ms" a report prints counts from it, as the
+  // LLM prompt and the -vv log do, so one window reads the same in all three.
+  int64_t origin = 0;
   std::string steady_state;  // "steps", "gpu" or "cpu"
 
   Headline headline;
@@ -180,6 +184,7 @@ struct TraceReport {
   double recoverable_share = 0;
   std::string baseline;                  // the baseline trace compared with, "" if none
   std::vector<GroupedFinding> fixed;     // the baseline's findings gone from this trace
+  ReportTimeline timeline;      // the steady state as lanes; only filled for the HTML report
   uint32_t suppressed = 0;      // findings dropped by the config's ignores
   std::vector<std::string> warnings;
   double seconds = 0;           // wall time for this trace, load included

@@ -15,9 +15,10 @@ struct TreeViewOptions {
   int depth = -1;                    // levels below each printed root; -1 = all
   std::optional<std::regex> match;   // only subtrees whose root name matches, with their ancestors
   bool gpu = true;                   // print GPU work under its launch
+  bool json = false;                 // one JSON document (schema ttap.tree/1) instead of indented text
 };
 
-// Returns the number of lines written. Throws std::invalid_argument when --step names a
+// Returns the number of lines (JSON: nodes) written. Throws std::invalid_argument when --step names a
 // step the trace does not have.
 size_t write_tree(std::FILE* out, const Trace& trace, const EventTree& tree, const TreeViewOptions& options);
 

@@ -173,6 +173,40 @@ class TreeMatcher {
   std::unordered_map<std::string, TreeChange> changes_;
 };
 
+std::string device_label(const Trace& t, int32_t device) {
+  const DeviceProperties* p = t.device(device);
+  return p && !p->name.empty() ? fmt::format("GPU {} ({})", device, p->name) : fmt::format("GPU {}", device);
+}
+
+// Names of the GPU models a trace ran on, in device order, without repeats.
+std::string gpu_models(const Trace& t) {
+  std::vector<std::string> names;
+  for (const DeviceProperties& p : t.devices)
+    if (!p.name.empty() && std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  std::string out;
+  for (const auto& s : names) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::vector<std::string> setup_differences(const Trace& b, const Trace& n) {
+  std::vector<std::string> out;
+  const std::string bg = gpu_models(b), ng = gpu_models(n);
+  if (!bg.empty() && !ng.empty() && bg != ng)
+    out.push_back(fmt::format("base and new ran on different GPUs (base: {}; new: {}): a change in time may be the "
+                              "hardware's, not the code's",
+                              bg, ng));
+  const DistributedInfo &bd = b.distributed, &nd = n.distributed;
+  if (bd.world_size > 0 && nd.world_size > 0 && bd.world_size != nd.world_size)
+    out.push_back(fmt::format("base and new ran with different world sizes (base: {}, new: {}): per-rank work and "
+                              "communication differ",
+                              bd.world_size, nd.world_size));
+  if (bd.rank >= 0 && nd.rank >= 0 && bd.rank != nd.rank)
+    out.push_back(fmt::format("base and new are different ranks (base: rank {}, new: rank {}): compare the same rank, "
+                              "or every rank with `ttap collectives`",
+                              bd.rank, nd.rank));
+  return out;
+}
+
 }  // namespace
 
 std::string normalized_op_name(std::string_view name) {
@@ -209,6 +243,9 @@ TraceDiff diff_traces(const Trace& b, const EventTree& bt, const Trace& n, const
   const size_t aligned = std::min(base_steps.size(), new_steps.size());
   d.base_timeline = gpu_timeline(b, bt);
   d.new_timeline = gpu_timeline(n, nt);
+  for (const GpuTimeline& g : d.base_timeline) d.base_devices.push_back(device_label(b, g.device));
+  for (const GpuTimeline& g : d.new_timeline) d.new_devices.push_back(device_label(n, g.device));
+  d.warnings = setup_differences(b, n);
 
   // Gates.
   if (aligned > 0) {
@@ -239,8 +276,14 @@ TraceDiff diff_traces(const Trace& b, const EventTree& bt, const Trace& n, const
     d.gates.push_back(gate("GPU busy (no steps)", busy(d.base_timeline), busy(d.new_timeline), o.threshold_pct));
   }
   const auto base_mem = peak_device_memory(b), new_mem = peak_device_memory(n);
-  if (base_mem && new_mem)
-    d.gates.push_back(gate("peak device memory", static_cast<double>(*base_mem), static_cast<double>(*new_mem), o.threshold_pct));
+  if (base_mem || new_mem) {
+    GateResult g = gate("peak device memory", static_cast<double>(base_mem.value_or(0)), static_cast<double>(new_mem.value_or(0)),
+                        o.threshold_pct);
+    g.base_missing = !base_mem;
+    g.new_missing = !new_mem;
+    if (g.base_missing || g.new_missing) g.delta_pct = 0, g.regressed = false;
+    d.gates.push_back(g);
+  }
   for (const auto& g : d.gates) d.regressed |= g.regressed;
 
   d.categories = rows_of(category_totals(b, bt), category_totals(n, nt));

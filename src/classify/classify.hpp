@@ -42,6 +42,7 @@ struct AnalyzeSettings {
   FailOn fail_on = FailOn::warning;  // exit 1 on a flagged trace, as the exit codes document
   std::optional<double> fail_score;
   std::optional<double> fail_savings;  // percent of step time (--fail-savings)
+  bool timeline = false;  // build the steady state's lanes for the HTML report's timeline
 };
 
 // The headline figures and what-if savings (everything that needs no detector).

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
+#include "../llm/text_format.hpp"
 #include "classify.hpp"
 #include "ttap/windows.hpp"
 
@@ -64,6 +67,8 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   const SteadyState steady = steady_state(trace, tree);
   r.begin = steady.begin;
   r.end = steady.end;
+  r.origin = llm_trace_origin(trace);
+  if (settings.timeline) r.timeline = build_report_timeline(trace, tree, steady.begin, steady.end);
   r.steady_state = steady.source;
   WindowOptions wo;
   wo.count = settings.windows;
@@ -93,8 +98,10 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     verdicts = llm.classify(trace, tree, rules, asked);
     size_t failed = 0;
     std::string first_error;
+    // Windows the run's budget or breaker kept from being sent are the run's one warning
+    // (cmd_analyze), not one per trace.
     for (const LlmVerdict& v : verdicts)
-      if (!v.ok && failed++ == 0) first_error = v.error;
+      if (!v.ok && !v.not_sent && failed++ == 0) first_error = v.error;
     // One line, not one per window: the endpoint is down or it is not.
     if (failed > 0)
       r.warnings.push_back(fmt::format("LLM unavailable for {} of {} windows ({}); those windows were classified by the rules alone",
@@ -107,6 +114,8 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     if (j < verdicts.size()) merge_llm_verdict(fw.findings, verdicts[j], r.savings);
     if (fw.findings.empty()) continue;
     std::stable_sort(fw.findings.begin(), fw.findings.end(), named_before<Finding>);
+    spdlog::trace("{}: window {} [{} .. {}] score {:.2f}: {} finding(s), first {}", r.path, fw.index, llm::offset_text(fw.begin, r.origin),
+                  llm::offset_text(fw.end, r.origin), fw.score, fw.findings.size(), fw.findings.front().id);
     r.windows[top[j]].flagged = true;
     r.flagged.push_back(std::move(fw));
   }

@@ -41,6 +41,7 @@ bool is_trace_name(const std::string& name) { return name.ends_with(".json") || 
 struct Inputs {
   std::vector<std::string> files;
   std::vector<TraceReport> errors;
+  std::vector<std::string> warnings;
 };
 
 Inputs collect_inputs(const std::vector<std::string>& paths) {
@@ -53,8 +54,17 @@ Inputs collect_inputs(const std::vector<std::string>& paths) {
     r.error = what;
     in.errors.push_back(std::move(r));
   };
+  bool stdin_taken = false;
   for (const std::string& p : paths) {
     std::error_code ec;
+    if (p == "-") {
+      // stdin can be read once: a second "-" would be judged as an empty trace.
+      if (stdin_taken) {
+        if (in.warnings.empty()) in.warnings.push_back("\"-\" (stdin) given more than once: it is read once");
+        continue;
+      }
+      stdin_taken = true;
+    }
     if (p == "-" || fs::is_regular_file(p, ec)) {
       in.files.push_back(p);
       continue;
@@ -113,6 +123,10 @@ AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<Anal
   l.cache_dir = pick(o.llm_cache, cfg.llm.cache, std::string());
   l.redact = o.llm_redact || cfg.llm.redact.value_or(false);
   l.max_rounds = pick(o.llm_rounds, cfg.llm.rounds, 3);
+  l.budget_s = o.llm_budget.value_or(600.0);
+  l.breaker_failures = o.llm_breaker.value_or(3);
+  // One budget and breaker for the run: every trace's classifier shares it.
+  if (l.enabled()) l.run_budget = std::make_shared<LlmRunBudget>(l.budget_s, l.breaker_failures);
   // The key comes from the environment only, so it never lands in a file or a report.
   l.api_key = env("TTAP_LLM_API_KEY");
   if (l.api_key.empty()) l.api_key = env("OPENAI_API_KEY");
@@ -234,7 +248,8 @@ int run_analyze(const AnalyzeOptions& o) {
   }
   const std::optional<AnalyzeConfig> config = read_config(o.config);
   std::string scorer_name;
-  const AnalyzeSettings settings = merge_settings(o, config, scorer_name);
+  AnalyzeSettings settings = merge_settings(o, config, scorer_name);
+  settings.timeline = o.format == "html";
 
   Inputs inputs = collect_inputs(o.traces);
   if (o.shard) {
@@ -244,6 +259,7 @@ int run_analyze(const AnalyzeOptions& o) {
     if (shard.index != 1) inputs.errors.clear();
   }
   Report report;
+  report.warnings = inputs.warnings;
   report.tool_version = std::string(version());
   report.settings = {settings.windows, settings.top_k, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
                      settings.fail_savings, o.baseline, o.regress, settings.llm.enabled(), config ? config->path : std::string()};
@@ -282,6 +298,8 @@ int run_analyze(const AnalyzeOptions& o) {
 
   std::optional<JobSummary> job_summary;
   if (o.job) job_summary = job.summarize(inputs.files, results);
+  if (settings.llm.run_budget)
+    if (std::string w = settings.llm.run_budget->warning(); !w.empty()) report.warnings.push_back(std::move(w));
   report.traces = std::move(inputs.errors);
   report.traces.insert(report.traces.end(), std::make_move_iterator(results.begin()), std::make_move_iterator(results.end()));
   if (!streaming) {

@@ -1,18 +1,54 @@
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "ttap/input.hpp"
 #include "ttap/tree_view.hpp"
 
 namespace ttap::cli {
+
+namespace {
+
+// stdout, or the -o file, closed (and checked) when the tree is written.
+struct Output {
+  explicit Output(const std::string& path) : path_(path) {
+    if (path.empty() || path == "-") return;
+    file_ = std::fopen(path.c_str(), "wb");
+    if (!file_) throw InputError(path, fmt::format("cannot write: {}", std::strerror(errno)));
+  }
+  ~Output() {
+    if (file_) std::fclose(file_);
+  }
+  std::FILE* get() const { return file_ ? file_ : stdout; }
+  void finish() {
+    if (!file_) {
+      std::fflush(stdout);
+      return;
+    }
+    const bool ok = !std::ferror(file_) && std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!ok) throw InputError(path_, fmt::format("write failed: {}", std::strerror(errno)));
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace
 
 int run_tree(const TreeOptions& o) {
   TreeViewOptions view;
   view.step = o.step;
   view.depth = o.depth;
   view.gpu = !o.no_gpu;
+  view.json = o.format == "json";
   if (!o.match.empty()) {
     try {
       view.match.emplace(o.match, std::regex::ECMAScript | std::regex::optimize);
@@ -29,17 +65,26 @@ int run_tree(const TreeOptions& o) {
                  l.trace.source);
       return kBadInput;
     }
-    write_module_tree(stdout, modules, view);
-    std::fflush(stdout);
+    Output out(o.output);
+    write_module_tree(out.get(), modules, view);
+    out.finish();
     return kOk;
   }
-  try {
-    write_tree(stdout, l.trace, l.tree, view);
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "ttap: error: {}: {}\n", l.trace.source, e.what());
-    return kBadInput;
+  if (o.step && std::none_of(l.tree.steps().begin(), l.tree.steps().end(), [&](const Step& s) { return s.number == *o.step; })) {
+    // Checked before the output file is opened, so a bad --step leaves no empty file behind;
+    // write_tree throws before it writes anything and its message lists the steps there are.
+    TreeViewOptions probe = view;
+    probe.json = false;
+    try {
+      write_tree(stdout, l.trace, l.tree, probe);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "ttap: error: {}: {}\n", l.trace.source, e.what());
+      return kBadInput;
+    }
   }
-  std::fflush(stdout);
+  Output out(o.output);
+  write_tree(out.get(), l.trace, l.tree, view);
+  out.finish();
   return kOk;
 }
 

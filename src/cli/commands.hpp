@@ -24,6 +24,8 @@ struct TreeOptions {
   std::string match;
   bool no_gpu = false;
   bool modules = false;
+  std::string format = "text";  // text or json
+  std::string output;           // "" = stdout
 };
 
 struct SummaryOptions {
@@ -97,6 +99,8 @@ struct AnalyzeOptions {
   std::optional<std::string> llm_cache;
   bool llm_redact = false;
   std::optional<int> llm_rounds;
+  std::optional<double> llm_budget;     // seconds for the whole run
+  std::optional<int> llm_breaker;       // consecutive transport failures that stop asking
 };
 
 // `ttap merge`: analyze reports (json or jsonl) rendered as one.

@@ -18,6 +18,13 @@ namespace {
 
 using namespace ttap::cli;
 
+constexpr const char* kExitCodesHelp = "Exit codes: 0 done, 2 bad input (unreadable trace, bad option), 3 internal error.";
+constexpr const char* kAnalyzeExitCodesHelp =
+    "Exit codes: 0 nothing flagged, 1 flagged (a finding or score at the --fail-on/--fail-score gate), "
+    "2 bad input (a trace or folder that could not be read), 3 internal error.";
+constexpr const char* kDiffExitCodesHelp =
+    "Exit codes: 0 no regression, 1 a regression above --threshold, 2 bad input, 3 internal error.";
+
 void setup_logging(int verbose, bool quiet) {
   auto logger = spdlog::stderr_color_mt("ttap");
   logger->set_pattern("ttap: %^%l%$: %v");
@@ -39,8 +46,12 @@ int dispatch(int argc, char** argv) {
   app.add_flag("--strict", load_options().strict,
                "Refuse a trace over one bad event (negative duration, unpaired surrogate, id above 2^63-1, byte-order mark) "
                "instead of dropping or repairing it");
-  // Global flags may also follow the command: `ttap summary --strict t.json`.
+  // Global flags may also follow the command (`ttap summary --strict t.json`, `ttap analyze X -v`):
+  // options a subcommand does not know fall through. Set before the subcommands are added so they inherit it.
   app.fallthrough();
+  app.footer(
+      "Exit codes: 0 clean, 1 flagged (analyze) or regressed (diff), 2 bad input (unreadable trace, bad option), "
+      "3 internal error.");
 
   TreeOptions tree;
   auto* tree_cmd = app.add_subcommand("tree", "Print the event tree (CPU ops, launches, GPU kernels, Python frames)");
@@ -50,6 +61,8 @@ int dispatch(int argc, char** argv) {
   tree_cmd->add_option("--match", tree.match, "Only subtrees whose root name matches this regex, with their ancestors");
   tree_cmd->add_flag("--no-gpu", tree.no_gpu, "Leave GPU kernels and copies out");
   tree_cmd->add_flag("--modules", tree.modules, "GPU time rolled up by nn.Module hierarchy instead of the event tree");
+  tree_cmd->add_option("--format", tree.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  tree_cmd->add_option("-o,--output", tree.output, "Write to this file instead of stdout");
 
   SummaryOptions summary;
   auto* summary_cmd = app.add_subcommand("summary", "Breakdowns: GPU timeline, op categories, ops, shapes, kernels, launches, steps");
@@ -128,7 +141,7 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_option("-o,--output", analyze.output, "Write to this file instead of stdout");
   analyze_cmd->add_option("--config", analyze.config, "Config file (JSON); default ./ttap.json when present");
   analyze_cmd->add_option("-j,--jobs", analyze.jobs, "Traces analyzed at once (0 = one per core)")->check(CLI::Range(0, 1024));
-  analyze_cmd->add_flag("!--no-progress", analyze.progress, "No progress bar on the terminal");
+  analyze_cmd->add_flag_callback("--no-progress", [&analyze] { analyze.progress = false; }, "No progress bar on the terminal");
   analyze_cmd->add_option("--fail-on", analyze.fail_on, "Exit 1 when a finding is at least this severe: none, warning (default) or error")
       ->check(CLI::IsMember({"none", "warning", "error"}));
   analyze_cmd->add_option("--fail-score", analyze.fail_score, "Exit 1 when a trace score is at least S (0..1)")->check(CLI::Range(0.0, 1.0));
@@ -154,6 +167,15 @@ int dispatch(int argc, char** argv) {
   analyze_cmd->add_option("--llm-cache", analyze.llm_cache, "Folder for cached responses");
   analyze_cmd->add_flag("--llm-redact", analyze.llm_redact, "Replace user module and file names before sending");
   analyze_cmd->add_option("--llm-rounds", analyze.llm_rounds, "Refinement rounds per window (default 3)")->check(CLI::Range(1, 10));
+  analyze_cmd->add_option("--llm-budget", analyze.llm_budget, "Seconds of LLM time for the whole run, then the rules alone (default 600)")
+      ->check(CLI::Range(0.1, 86400.0));
+  analyze_cmd->add_option("--llm-breaker", analyze.llm_breaker, "Stop asking after this many consecutive transport failures (default 3)")
+      ->check(CLI::Range(1, 1000));
+
+  // Exit codes in every --help: the ones a script most needs to know.
+  for (CLI::App* sub : app.get_subcommands({})) sub->footer(kExitCodesHelp);
+  diff_cmd->footer(kDiffExitCodesHelp);
+  analyze_cmd->footer(kAnalyzeExitCodesHelp);
 
   MergeOptions merge;
   auto* merge_cmd = app.add_subcommand("merge", "Merge analyze reports (json, jsonl shards) into one, with the view across the fleet");
@@ -161,7 +183,7 @@ int dispatch(int argc, char** argv) {
   merge_cmd->add_option("--format", merge.format, "text, json, jsonl, md, sarif, junit or html")
       ->check(CLI::IsMember({"text", "json", "jsonl", "md", "sarif", "junit", "html"}));
   merge_cmd->add_option("-o,--output", merge.output, "Write to this file instead of stdout");
-  merge_cmd->add_flag("!--no-fleet", merge.fleet, "Only the per-trace report, without the fleet view");
+  merge_cmd->add_flag_callback("--no-fleet", [&merge] { merge.fleet = false; }, "Only the per-trace report, without the fleet view");
 
   try {
     app.parse(argc, argv);

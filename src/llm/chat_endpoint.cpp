@@ -38,7 +38,10 @@ std::string error_detail(const std::string& body) {
 }  // namespace
 
 ChatEndpoint::ChatEndpoint(const LlmConfig& config)
-    : config_(config), endpoint_(llm_endpoint(config.url)), cache_(config.cache_dir) {}
+    : config_(config),
+      budget_(config.run_budget ? config.run_budget : std::make_shared<LlmRunBudget>(config.budget_s, config.breaker_failures)),
+      endpoint_(llm_endpoint(config.url)),
+      cache_(config.cache_dir) {}
 
 std::string ChatEndpoint::scrub(std::string text) const {
   const std::string& key = config_.api_key;
@@ -69,6 +72,13 @@ ChatResult ChatEndpoint::ask(const std::string& body) const {
   const int retries = std::max(0, config_.retries);
   std::string last_error;
   for (int attempt = 0; attempt <= retries; ++attempt) {
+    if (std::string why = budget_->closed_reason(); !why.empty()) {
+      last_error = why;
+      break;
+    }
+    // No request outlives the run's budget.
+    post.timeout_s = std::min(config_.timeout_s, std::max(0.1, budget_->seconds_left()));
+    post.connect_timeout_s = std::min(config_.connect_timeout_s, post.timeout_s);
     const auto started = std::chrono::steady_clock::now();
     const HttpResponse response = http_post_json(post);
     ++result.attempts;
@@ -76,10 +86,12 @@ ChatResult ChatEndpoint::ask(const std::string& body) const {
     bool retryable = false;
     if (!response.transport_error.empty()) {
       last_error = response.timed_out
-                       ? fmt::format("no answer within the {:.1f} s timeout ({})", config_.timeout_s, response.transport_error)
+                       ? fmt::format("no answer within the {:.1f} s timeout ({})", post.timeout_s, response.transport_error)
                        : "transport error: " + response.transport_error;
       retryable = true;
+      budget_->transport_failure(last_error);
     } else if (response.status >= 200 && response.status < 300) {
+      budget_->answered();
       result.answer = parse_llm_response(response.body);
       spdlog::debug("llm: POST {} -> HTTP {} in {:.3f} s{}", scrub(endpoint_), response.status, seconds,
                     result.answer.ok ? "" : ": " + scrub(result.answer.error));
@@ -87,6 +99,7 @@ ChatResult ChatEndpoint::ask(const std::string& body) const {
       result.answer.error = scrub(result.answer.error);
       return result;
     } else {
+      budget_->answered();
       last_error = fmt::format("HTTP {}: {}", response.status, error_detail(response.body));
       retryable = response.status == 429 || response.status >= 500;
     }
@@ -103,7 +116,8 @@ ChatResult ChatEndpoint::ask(const std::string& body) const {
       }
       wait = std::max(wait, response.retry_after_s);
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    if (budget_->closed()) continue;  // the next pass says why, without waiting
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(wait, std::max(0.0, budget_->seconds_left()))));
   }
   result.answer = LlmAnswer{};
   result.answer.error = result.attempts > 1 ? fmt::format("{} (after {} attempts)", last_error, result.attempts) : last_error;

@@ -4,6 +4,7 @@
 // same thing again at temperature 0 gives the same wrong thing.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "response_cache.hpp"
@@ -28,6 +29,7 @@ class ChatEndpoint {
   // `text` with the API key blanked out, for anything shown or logged.
   std::string scrub(std::string text) const;
   LlmConfig config_;
+  std::shared_ptr<LlmRunBudget> budget_;  // config_.run_budget, or one of its own
   std::string endpoint_;
   ResponseCache cache_;
 };

@@ -90,6 +90,7 @@ std::vector<LlmVerdict> LlmClassifier::classify(const Trace& trace, const EventT
         if (round == 1) {
           verdict.ok = false;
           verdict.error = asked.answer.error;
+          verdict.not_sent = asked.attempts == 0;
         } else {
           // The narrower window's answer stands; say why it was not refined.
           verdict.error = fmt::format("refinement request {} failed: {}", round, asked.answer.error);
@@ -107,8 +108,8 @@ std::vector<LlmVerdict> LlmClassifier::classify(const Trace& trace, const EventT
       verdict.begin = begin;
       verdict.end = end;
       verdict.cached = all_cached;
-      spdlog::debug("llm: window {} request {}: [{}] confidence {:.2f}{}{}", index, round, fmt::join(a.ids, ", "),
-                    a.confidence, a.needs_more_context ? ", needs more context" : "", asked.cached ? " (cached)" : "");
+      spdlog::debug("llm: window {} [{} .. {}] request {}: [{}] confidence {:.2f}{}{}", index, llm::offset_text(begin, run.origin),
+                    llm::offset_text(end, run.origin), round, fmt::join(a.ids, ", "), a.confidence, a.needs_more_context ? ", needs more context" : "", asked.cached ? " (cached)" : "");
       if (!a.needs_more_context && a.confidence >= config.min_confidence) break;
       if (round == max_rounds) break;
       // Twice as wide around the same centre, within the trace.

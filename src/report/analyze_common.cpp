@@ -3,7 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
 #include <map>
+
+#include "../llm/text_format.hpp"
 
 namespace ttap {
 
@@ -48,10 +53,11 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
   std::vector<std::string> out;
   if (h.gpus.empty()) out.push_back("no GPU activity (CPU-only trace)");
   for (const auto& g : h.gpus)
-    out.push_back(fmt::format("GPU {}: busy {:.1f}% of {:.3f} ms {} (compute {:.1f}%, exposed comm {:.1f}%, exposed memcpy {:.1f}%), idle {:.3f} ms",
-                              g.device, pct(g.busy, g.total), static_cast<double>(g.total) / 1e6, gpu_scope_text(g.scope),
+    out.push_back(fmt::format("GPU {}: busy {:.1f}% of {} {} (compute {:.1f}%, exposed comm {:.1f}%, exposed memcpy {:.1f}%), idle {}",
+                              g.device, pct(g.busy, g.total), analyze_render::human_duration(g.total), gpu_scope_text(g.scope),
                               pct(g.computation, g.total),
-                              pct(g.exposed_communication, g.total), pct(g.exposed_memcpy, g.total), static_cast<double>(g.idle) / 1e6));
+                              pct(g.exposed_communication, g.total), pct(g.exposed_memcpy, g.total),
+                              analyze_render::human_duration(g.idle)));
   if (!h.categories.empty()) {
     std::string line = "GPU time by category: ";
     for (size_t i = 0; i < h.categories.size(); ++i)
@@ -59,12 +65,12 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     out.push_back(line);
   }
   if (h.steps > 0)
-    out.push_back(fmt::format("{} steps, mean {:.3f} ms: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", h.steps,
-                              static_cast<double>(h.step_mean) / 1e6, 100.0 * h.step_gpu_busy, 100.0 * h.step_dataloader));
+    out.push_back(fmt::format("{} steps, mean {}: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", h.steps,
+                              analyze_render::human_duration(h.step_mean), 100.0 * h.step_gpu_busy, 100.0 * h.step_dataloader));
   if (h.launches > 0)
-    out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {:.1f} us, p95 {:.1f} us",
-                              h.launches, 100.0 * h.short_kernel_share, static_cast<double>(h.launch_delay_p50) / 1e3,
-                              static_cast<double>(h.launch_delay_p95) / 1e3));
+    out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {}, p95 {}",
+                              h.launches, 100.0 * h.short_kernel_share, analyze_render::human_duration(h.launch_delay_p50),
+                              analyze_render::human_duration(h.launch_delay_p95)));
   size_t shown = 0;
   for (const Saving& s : t.savings) {
     if (s.step_share < 0.01) continue;  // below 1% of a step is noise next to run-to-run variation
@@ -79,7 +85,32 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
 
 namespace analyze_render {
 
-std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+// Durations people read (costs, spans) in human units; positions stay "+x.xxx ms" (offset_ms).
+std::string ms(int64_t ns) { return human_duration(ns); }
+
+namespace {
+// `v` in the first unit (each 1000x the one before) where it is below 1000, three
+// significant digits, trailing zeros dropped ("9.5", "412", "1.47").
+std::string three_digits(double v, std::initializer_list<const char*> units) {
+  const char* unit = *units.begin();
+  for (const char* u : units) {
+    unit = u;
+    if (std::abs(v) < 999.5 || u == *(units.end() - 1)) break;
+    v /= 1000.0;
+  }
+  return fmt::format("{:.3g} {}", v, unit);
+}
+}  // namespace
+
+std::string human_duration(int64_t ns) {
+  if (std::llabs(ns) < 1000) return fmt::format("{} ns", ns);
+  return three_digits(static_cast<double>(ns) / 1e3, {"us", "ms", "s"});
+}
+
+std::string human_bytes(int64_t bytes) {
+  if (std::llabs(bytes) < 1000) return fmt::format("{} B", bytes);
+  return three_digits(static_cast<double>(bytes) / 1e3, {"KB", "MB", "GB", "TB"});
+}
 
 std::string_view severity_label(Severity s) {
   switch (s) {
@@ -91,7 +122,7 @@ std::string_view severity_label(Severity s) {
 }
 
 std::string offset_ms(const TraceReport& t, int64_t ns) {
-  return fmt::format("+{:.3f} ms", static_cast<double>(ns - t.begin) / 1e6);
+  return llm::offset_text(ns, t.origin);  // the LLM prompt's own wording of a time
 }
 
 std::string location_text(const CodeLocation& l) {
@@ -120,8 +151,8 @@ std::string xml_escape(std::string_view s) {
 }
 
 std::string saving_text(const Saving& s) {
-  return fmt::format("~{:.3f} ms {} ({:.1f}%)", static_cast<double>(s.saved_per_step) / 1e6,
-                     s.per_step ? "per step" : "over the profiled span", 100.0 * s.step_share);
+  return fmt::format("~{} {} ({:.1f}%)", human_duration(s.saved_per_step), s.per_step ? "per step" : "over the profiled span",
+                     100.0 * s.step_share);
 }
 
 size_t finding_count(const TraceReport& t) { return t.findings.size(); }

@@ -8,13 +8,17 @@
 
 namespace ttap::analyze_render {
 
-std::string ms(int64_t ns);                 // "12.345 ms"
+std::string ms(int64_t ns);                 // a duration, as human_duration
+
+// Three significant digits in the unit that fits: "9.5 ms", "412 us", "1.47 s".
+std::string human_duration(int64_t ns);
+std::string human_bytes(int64_t bytes);     // "1.47 GB", "512 KB" (decimal units)
 std::string_view severity_label(Severity s);  // "info", "warning", "error"
-// "+1.234 ms" from the start of the trace's steady state.
+// "+1.234 ms" from the trace's first event (TraceReport::origin), as the LLM prompt says it.
 std::string offset_ms(const TraceReport& t, int64_t ns);
 std::string location_text(const CodeLocation& l);  // "train.py:42 (step)"
 std::string xml_escape(std::string_view s);        // also drops characters XML 1.0 forbids
-std::string saving_text(const Saving& s);          // "~48.601 ms per step (27.8%)"
+std::string saving_text(const Saving& s);          // "~48.6 ms per step (27.8%)"
 
 // A grouped finding's parts as every renderer words them.
 // "6 occurrences in steps 3-8" ("1 occurrence", "in the steady state" without steps).

@@ -1,12 +1,15 @@
-// HTML: one self-contained page (inline CSS and SVG, no scripts, no network) to attach to
-// a CI run or open from disk. Per trace, a timeline of the windows (score bars on top, red
-// where a window was flagged; GPU busy share below) and the findings.
+// HTML: one self-contained page (inline CSS, SVG and one inline script, no network) to
+// attach to a CI run or open from disk. Per trace: the headline, a zoomable timeline of the
+// steady state beside the findings ranked by saving (html_timeline.cpp), an overview of the
+// windows (score bars on top, red where a window was flagged; GPU busy share below) and the
+// per-window detail.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "analyze_common.hpp"
+#include "html_timeline.hpp"
 
 namespace ttap {
 
@@ -52,7 +55,7 @@ std::string timeline_svg(const TraceReport& t) {
   return svg;
 }
 
-void render_trace(std::string& out, const TraceReport& t) {
+void render_trace(std::string& out, const TraceReport& t, size_t index) {
   out += fmt::format("<section class=\"trace {}\">\n<h2>{} <span class=\"verdict\">{}</span></h2>\n", verdict_name(t.verdict), esc(t.path),
                      verdict_name(t.verdict));
   if (t.verdict == Verdict::error) {
@@ -65,13 +68,15 @@ void render_trace(std::string& out, const TraceReport& t) {
   out += "<ul class=\"headline\">\n";
   for (const auto& line : headline_lines(t)) out += fmt::format("<li>{}</li>\n", esc(line));
   out += "</ul>\n";
+  out += html_timeline_section(t, std::to_string(index));
   if (!t.windows.empty()) {
     out += "<p class=\"legend\">Window score <span class=\"sw score\"></span> (flagged <span class=\"sw flagged\"></span>), "
            "GPU busy <span class=\"sw busy\"></span></p>\n";
     out += timeline_svg(t);
   }
   if (!t.flagged.empty()) {
-    out += "<table class=\"findings\">\n<tr><th>where</th><th>time</th><th>score</th><th>severity</th><th>id</th><th>cost</th>"
+    // Per window, as the classifier saw them; the ranked panel above is the summary.
+    out += "<details class=\"per-window\"><summary>Per-window detail</summary>\n<table class=\"findings\">\n<tr><th>where</th><th>time</th><th>score</th><th>severity</th><th>id</th><th>cost</th>"
            "<th>what-if saving</th><th>code</th><th>evidence and fix</th></tr>\n";
     for (const FlaggedWindow& w : t.flagged)
       for (const Finding& f : w.findings) {
@@ -88,7 +93,7 @@ void render_trace(std::string& out, const TraceReport& t) {
             flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end), w.score, severity_label(f.severity), severity_label(f.severity), esc(f.id),
             esc(f.name), f.cost > 0 ? ms(f.cost) : "", f.saving ? esc(saving_text(*f.saving)) : "", fmt::join(locs, "<br>"), detail);
       }
-    out += "</table>\n";
+    out += "</table>\n</details>\n";
   } else {
     out += "<p>No findings.</p>\n";
   }
@@ -113,12 +118,12 @@ svg.timeline {{ display: block; margin: 6px 0 12px; }} svg .label {{ font-size: 
 table {{ border-collapse: collapse; margin: 8px 0; }} td, th {{ border: 1px solid #ccc; padding: 3px 6px; vertical-align: top; text-align: left; }}
 td ul {{ margin: 0; padding-left: 16px; }} .sev.error {{ color: {1}; font-weight: bold; }} .sev.warning {{ color: #b8860b; }}
 .warning, .error {{ color: #8a4b00; }} code {{ font-size: 12px; }} .fix {{ margin: 4px 0 0; }}
-</style></head><body>
+{7}</style></head><body>
 <h1>ttap analyze</h1>
 <p>ttap {3}: {4} windows per trace, top {5} windows classified, scorer {6}.</p>
 )",
                                 kScoreColor, kFlaggedColor, kBusyColor, esc(report.tool_version), report.settings.windows,
-                                report.settings.top_k, esc(report.settings.scorer));
+                                report.settings.top_k, esc(report.settings.scorer), html_timeline_css());
   if (report.traces.size() > 1) {
     out += "<table class=\"summary\"><tr><th>trace</th><th>verdict</th><th>score</th><th>findings</th><th>ids</th></tr>\n";
     for (const auto& t : report.traces)
@@ -129,8 +134,8 @@ td ul {{ margin: 0; padding-left: 16px; }} .sev.error {{ color: {1}; font-weight
     out += "</table>\n";
   }
   for (const auto& w : report.warnings) out += fmt::format("<p class=\"warning\">Warning: {}</p>\n", esc(w));
-  for (const TraceReport& t : report.traces) render_trace(out, t);
-  out += "</body></html>\n";
+  for (size_t i = 0; i < report.traces.size(); ++i) render_trace(out, report.traces[i], i);
+  out += fmt::format("<script>{}</script>\n</body></html>\n", html_timeline_script());
   return out;
 }
 

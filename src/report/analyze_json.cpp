@@ -98,9 +98,9 @@ std::string trace(const TraceReport& t) {
     return fmt::format(R"({{"path":{},"content_hash":{},"verdict":"error","gate_failed":true,"error":{},"internal_error":{},"seconds":{}}})",
                        json_string(t.path), hash(t), json_string(t.error), boolean(t.internal_error), num(t.seconds));
   return fmt::format(
-      R"({{"path":{},"content_hash":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{}}},"headline":{},"savings":{},"findings":{},"recoverable_share":{},"baseline":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
+      R"({{"path":{},"content_hash":{},"verdict":{},"gate_failed":{},"error":null,"score":{},"scorer":{},"device":{},"steady_state":{{"source":{},"begin_ns":{},"end_ns":{},"trace_start_ns":{}}},"headline":{},"savings":{},"findings":{},"recoverable_share":{},"baseline":{},"windows":{},"flagged_windows":{},"suppressed":{},"warnings":{},"seconds":{}}})",
       json_string(t.path), hash(t), json_string(verdict_name(t.verdict)), boolean(t.gate_failed), t.scorer.empty() ? "null" : num(t.score),
-      t.scorer.empty() ? "null" : json_string(t.scorer), t.device.empty() ? "null" : json_string(t.device), json_string(t.steady_state), t.begin, t.end,
+      t.scorer.empty() ? "null" : json_string(t.scorer), t.device.empty() ? "null" : json_string(t.device), json_string(t.steady_state), t.begin, t.end, t.origin,
       headline(t.headline), array(t.savings, saving), array(t.findings, group), num(t.recoverable_share), baseline(t),
       array(t.windows, [](const WindowScore& w) {
         return fmt::format(R"({{"index":{},"begin_ns":{},"end_ns":{},"score":{},"gpu_busy":{},"flagged":{}}})", w.index, w.begin, w.end,

@@ -236,6 +236,8 @@ TraceReport read_trace(const Reader& rd, object o) {
   t.steady_state = rd.str(ss, "source");
   t.begin = rd.i64(ss, "begin_ns");
   t.end = rd.i64(ss, "end_ns");
+  // Reports from before trace_start_ns counted their times from the steady state's start.
+  t.origin = rd.has(ss, "trace_start_ns") ? rd.i64(ss, "trace_start_ns") : t.begin;
   t.headline = read_headline(rd, rd.obj(rd.member(o, "headline"), "headline"));
   for (element e : rd.arr(o, "savings")) t.savings.push_back(read_saving(rd, rd.obj(e, "savings")));
   if (rd.has(o, "findings"))  // ttap.analyze/2

@@ -34,14 +34,23 @@ std::vector<Table> diff_tables(const TraceDiff& d, size_t top) {
   Table gates{"gates", "Regression gates", {{"metric"}, {"base"}, {"new"}, {"delta %", 1}, {"verdict"}}, {}, {}, 0};
   for (const auto& g : d.gates) {
     const bool memory = g.metric.find("memory") != std::string::npos;
-    auto show = [&](double v) { return memory ? fmt::format("{:.1f} MB", v / 1e6) : fmt::format("{:.3f} ms", v / 1e6); };
-    gates.rows.push_back({g.metric, show(g.base), show(g.next), g.delta_pct, std::string(g.regressed ? "REGRESSION" : "ok")});
+    auto show = [&](double v, bool missing) {
+      if (missing) return std::string("n/a");
+      return memory ? fmt::format("{:.1f} MB", v / 1e6) : fmt::format("{:.3f} ms", v / 1e6);
+    };
+    const bool missing = g.base_missing || g.new_missing;
+    gates.rows.push_back({g.metric, show(g.base, g.base_missing), show(g.next, g.new_missing), missing ? Cell{} : Cell{g.delta_pct},
+                          std::string(g.regressed ? "REGRESSION"
+                                      : missing   ? (g.base_missing ? "n/a (none in base)" : "n/a (none in new)")
+                                                  : "ok")});
   }
   tables.push_back(std::move(gates));
 
   tables.push_back(delta_table("steps", "Steps (aligned by order)", "step", d.steps, 0));
 
-  Table tl{"gpu_timeline", "GPU timeline, side by side", {{"device"}, {"type"}, {"base ms", 3}, {"new ms", 3}, {"delta ms", 3}}, {}, {}, 0};
+  // Each side's device as that side names it: GPU 0 of one run need not be the other's GPU 0.
+  Table tl{"gpu_timeline", "GPU timeline, side by side",
+           {{"base device"}, {"new device"}, {"type"}, {"base ms", 3}, {"new ms", 3}, {"delta ms", 3}}, {}, {}, 0};
   for (size_t i = 0; i < std::max(d.base_timeline.size(), d.new_timeline.size()); ++i) {
     const GpuTimeline b = i < d.base_timeline.size() ? d.base_timeline[i] : GpuTimeline{};
     const GpuTimeline n = i < d.new_timeline.size() ? d.new_timeline[i] : GpuTimeline{};
@@ -49,8 +58,10 @@ std::vector<Table> diff_tables(const TraceDiff& d, size_t top) {
         {"computation_time", {b.computation, n.computation}}, {"exposed_comm_time", {b.exposed_communication, n.exposed_communication}},
         {"exposed_memcpy_time", {b.exposed_memcpy, n.exposed_memcpy}}, {"busy_time", {b.busy, n.busy}},
         {"idle_time", {b.idle, n.idle}}, {"total_time", {b.total, n.total}}};
+    const std::string bdev = i < d.base_devices.size() ? d.base_devices[i] : "-";
+    const std::string ndev = i < d.new_devices.size() ? d.new_devices[i] : "-";
     for (const auto& [name, v] : rows)
-      tl.rows.push_back({int64_t{std::max(b.device, n.device)}, std::string(name), ms(v.first), ms(v.second), ms(v.second - v.first)});
+      tl.rows.push_back({bdev, ndev, std::string(name), ms(v.first), ms(v.second), ms(v.second - v.first)});
   }
   tables.push_back(std::move(tl));
   tables.push_back(delta_table("ops_by_category", "GPU time by op category", "op category", d.categories, 0));

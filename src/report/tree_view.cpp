@@ -1,5 +1,7 @@
 #include "ttap/tree_view.hpp"
 
+#include "ttap/table.hpp"
+
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -31,6 +33,7 @@ class Writer {
   ~Writer() { flush(); }
 
   void line(EventId e, size_t indent) {
+    if (o_.json) return json_node(e, indent);
     buf_.append(indent * 2, ' ');
     buf_ += tree_label(t_.category[e]);
     buf_ += ' ';
@@ -86,7 +89,28 @@ class Writer {
     }
   }
 
+  // One node of the JSON form: the same fields the text line shows, in machine units (us).
+  void json_node(EventId e, size_t depth) {
+    buf_ += lines_ ? ",\n" : "\n";
+    std::string_view label = tree_label(t_.category[e]);
+    label = label.substr(1, label.size() - 2);  // "(kernel)" -> "kernel"
+    fmt::format_to(std::back_inserter(buf_), "{{\"depth\":{},\"category\":\"{}\",\"name\":\"{}\",\"ts_us\":{:.3f},\"dur_us\":{:.3f}",
+                   depth, label, json_escape(t_.name_of(e)), to_us(t_.ts[e]), to_us(t_.dur[e]));
+    if (is_gpu_activity(t_.category[e])) fmt::format_to(std::back_inserter(buf_), ",\"stream\":{}", t_.track_of(e).stream);
+    if (!thread_.empty()) fmt::format_to(std::back_inserter(buf_), ",\"thread\":\"{}\"", json_escape(thread_));
+    buf_ += '}';
+    ++lines_;
+    if (buf_.size() > (1 << 20)) flush();
+  }
+
+  void open_json(const std::string& source) {
+    fmt::format_to(std::back_inserter(buf_), "{{\"schema\":\"ttap.tree/1\",\"trace\":\"{}\",\"nodes\":[", json_escape(source));
+  }
+  void close_json() { buf_ += "\n]}\n"; }
+  void thread(std::string name) { thread_ = std::move(name); }
+
   void header(const std::string& text) {
+    if (o_.json) return;
     buf_ += text;
     buf_ += '\n';
     ++lines_;
@@ -107,16 +131,19 @@ class Writer {
   size_t lines_ = 0;
   std::unordered_map<StringId, bool> cache_;
   std::vector<EventId> printed_path_;
+  std::string thread_;  // JSON: the thread of the nodes being written
 };
 
 }  // namespace
 
 size_t write_tree(std::FILE* out, const Trace& t, const EventTree& tree, const TreeViewOptions& o) {
   Writer w(out, t, tree, o);
+  if (o.json) w.open_json(t.source);
   if (o.step) {
     for (const Step& s : tree.steps()) {
       if (s.number == *o.step) {
         w.root(s.event);
+        if (o.json) w.close_json();
         return w.lines();
       }
     }
@@ -132,8 +159,10 @@ size_t write_tree(std::FILE* out, const Trace& t, const EventTree& tree, const T
     auto id = [&](int64_t v, StringId label) { return label != kNoString ? std::string(t.strings.view(label)) : std::to_string(v); };
     std::string name = tr.thread_name != kNoString ? fmt::format(" ({})", t.strings.view(tr.thread_name)) : "";
     if (!o.match) w.header(fmt::format("# thread {}/{}{}", id(tr.pid, tr.pid_label), id(tr.tid, tr.tid_label), name));
+    w.thread(fmt::format("{}/{}{}", id(tr.pid, tr.pid_label), id(tr.tid, tr.tid_label), name));
     for (EventId r : roots) w.root(r);
   }
+  if (o.json) w.close_json();
   return w.lines();
 }
 
@@ -141,8 +170,17 @@ size_t write_module_tree(std::FILE* out, const ModuleTree& m, const TreeViewOpti
   std::string buf;
   size_t lines = 0;
   const double total = static_cast<double>(std::max<int64_t>(m.total_gpu_time, 1));
+  if (o.json) buf = "{\"schema\":\"ttap.modules/1\",\"nodes\":[";
   auto line = [&](int32_t id, size_t indent) {
     const ModuleNode& n = m.nodes[id];
+    if (o.json) {
+      fmt::format_to(std::back_inserter(buf),
+                     "{}\n{{\"depth\":{},\"name\":\"{}\",\"gpu_ms\":{:.6f},\"gpu_share\":{:.6f},\"kernels\":{},\"self_ms\":{:.6f},\"calls\":{}}}",
+                     lines ? "," : "", indent, json_escape(n.name), static_cast<double>(n.gpu_time) / 1e6,
+                     static_cast<double>(n.gpu_time) / total, n.kernels, static_cast<double>(n.self_time) / 1e6, n.calls);
+      ++lines;
+      return;
+    }
     buf.append(indent * 2, ' ');
     fmt::format_to(std::back_inserter(buf), "(module) {}  [{:.3f} ms GPU, {:.1f}%, {} kernels, self {:.3f} ms, {} calls]\n", n.name,
                    static_cast<double>(n.gpu_time) / 1e6, 100.0 * static_cast<double>(n.gpu_time) / total, n.kernels,
@@ -174,6 +212,7 @@ size_t write_module_tree(std::FILE* out, const ModuleTree& m, const TreeViewOpti
   } else {
     subtree(0, 0, o.depth);
   }
+  if (o.json) buf += "\n]}\n";
   std::fwrite(buf.data(), 1, buf.size(), out);
   return lines;
 }

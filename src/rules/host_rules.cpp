@@ -246,9 +246,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   f.begin = used.front().first;
   f.end = used.back().second;
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return a == worst && b != worst; });
-  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} gaps of at least {} while the main thread runs "
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while the main thread runs "
                                    "CPU work that launches nothing",
-                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), used.size(),
+                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(used.size(), "gap"),
                                    dur_text(kLongGap)));
   std::vector<std::pair<int64_t, std::string>> by;
   for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
@@ -345,9 +345,9 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
                                    short_kernels, pct_text(static_cast<double>(short_kernels) / static_cast<double>(kernels)),
                                    dur_text(call_time / static_cast<int64_t>(kernels)), dur_text(durs[durs.size() / 2]),
                                    static_cast<double>(kernels) / (static_cast<double>(ctx_e - ctx_b) / 1e6)));
-  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} gaps under {} that end as soon as the next "
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} under {} that end as soon as the next "
                                    "launch arrives (idle-queue launch latency {})",
-                                   dur_text(starved), pct_text(share), starved_gaps, dur_text(kLongGap),
+                                   dur_text(starved), pct_text(share), count_text(starved_gaps, "gap"), dur_text(kLongGap),
                                    dur_text(ix.launch_latency)));
   if (!launch_calls_exposed)
     f.evidence.push_back("most kernels outlast their launch call: the host's work between launches (Python, the "
@@ -356,12 +356,14 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   int64_t top_n = 0;
   for (auto& [op, n] : short_by_op)
     if (n > top_n) top_n = n, top = op;
-  if (!top.empty()) f.evidence.push_back(fmt::format("most short kernels come from {} ({})", top, top_n));
+  if (!top.empty())
+    f.evidence.push_back(top == "(no op)" ? fmt::format("most short kernels ({}) are launched outside any op", top_n)
+                                          : fmt::format("most short kernels come from {} ({})", top, top_n));
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("cut per-kernel launch cost: capture the step in a CUDA graph (torch.compile(mode="
                       "\"reduce-overhead\") or torch.cuda.CUDAGraph), fuse small ops{}, or raise the batch size so "
                       "each kernel does more work",
-                      top.empty() ? "" : fmt::format(" (starting with the {} {} kernels)", top_n, top));
+                      top.empty() || top == "(no op)" ? "" : fmt::format(" (starting with the {} {} kernels)", top_n, top));
   out.explained_idle.insert(out.explained_idle.end(), ivs.begin(), ivs.end());
   out.findings.push_back(std::move(f));
 }
@@ -387,9 +389,9 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   f.end = pieces.back().second;
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Interval& a, const Interval& b) { return a.second - a.first > b.second - b.first; });
-  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} gaps of at least {} that no specific pattern "
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} that no specific pattern "
                                    "explains",
-                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), pieces.size(),
+                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(pieces.size(), "gap"),
                                    dur_text(kLongGap)));
   for (size_t i = 0; i < pieces.size() && i < 2; ++i) {
     auto [b, e] = pieces[i];
@@ -403,13 +405,13 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     auto [k, kend] = ix.gpu_range(e, e + 1);
     const EventId next = k < kend ? ix.gpu[k] : kNoEvent;
     const EventId op = next == kNoEvent ? kNoEvent : ix.tree.owner_op(next);
-    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: main thread {}; GPU resumes with {}",
+    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: main thread {}; {}",
                                      dur_text(e - b), dur_text(b - begin),
                                      top == kNoEvent ? std::string("shows no profiled work")
-                                                     : fmt::format("in {} for {} of it", t.name_of(top), dur_text(best)),
-                                     next == kNoEvent ? std::string("after the range")
-                                                      : op != kNoEvent ? std::string(t.name_of(op))
-                                                                       : short_kernel_name(t.name_of(next))));
+                                                     : fmt::format("in {} for {} of it", user_frame_name(ix, top, b, e), dur_text(best)),
+                                     next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
+                                                      : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
+                                                                                                  : short_kernel_name(t.name_of(next)))));
     if (next != kNoEvent) f.events.push_back(next);
   }
   f.locations = user_locations(ix, f.events);

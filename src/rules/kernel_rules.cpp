@@ -186,7 +186,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
     if (!fp32) return;
     fp32_time += t.dur[g];
     by_kernel[short_kernel_name(n)] += t.dur[g];
-    by_op[op_name(ix, g)] += t.dur[g];
+    if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
     f.events.push_back(g);
   });
   if (kernel_time == 0 || f.events.empty()) return;
@@ -200,17 +200,20 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
   if (f.events.size() > 256) f.events.resize(256);
   set_span(t, f);
   const DeviceProperties* dp = t.device(ix.device);
-  f.evidence.push_back(fmt::format("{} of kernel time ({} of {} GEMM/conv time) is FP32 math without tensor cores{}",
-                                   pct_text(share), dur_text(fp32_time), dur_text(matmul_time),
+  f.evidence.push_back(fmt::format("{} of kernel time ({} of {}) is FP32 GEMM/conv math without tensor cores{}; "
+                                   "GEMM/conv take {} in all",
+                                   pct_text(share), dur_text(fp32_time), dur_text(kernel_time),
                                    dp ? fmt::format(" on {} (sm_{}{})", dp->name, dp->compute_major, dp->compute_minor)
-                                      : std::string("")));
+                                      : std::string(""),
+                                   dur_text(matmul_time)));
   f.evidence.push_back("kernels: " + top_by_time(by_kernel, 3));
-  f.evidence.push_back("ops: " + top_by_time(by_op, 3));
+  // Only ops: kernels launched outside any op are named on the kernels line already.
+  if (!by_op.empty()) f.evidence.push_back("ops: " + top_by_time(by_op, 3));
   f.locations = user_locations(ix, f.events);
   const bool ampere = ix.compute_major >= 8;
   f.fix = fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
                       "{}",
-                      top_key(by_op), ampere ? "bfloat16" : "float16",
+                      by_op.empty() ? top_key(by_kernel) : top_key(by_op), ampere ? "bfloat16" : "float16",
                       ampere ? "" : " with a torch.cuda.amp.GradScaler",
                       ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
                                "torch.backends.cudnn.allow_tf32 = True)"
@@ -227,7 +230,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   each_kernel(ix, begin, end, [&](size_t i, EventId g) {
     if (ix.has(g, kLayoutKernel)) {
       layout_time += t.dur[g];
-      by_op[op_name(ix, g)] += t.dur[g];
+      if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
       by_kernel[short_kernel_name(t.name_of(g))] += t.dur[g];
       f.events.push_back(g);
     } else if (ix.gpu_cat[i] == OpCategory::CONV_fwd || ix.gpu_cat[i] == OpCategory::CONV_bwd) {
@@ -246,7 +249,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
                                    "they wrap ({} kernels, {})",
                                    f.events.size(), dur_text(layout_time), pct_text(share), conv_kernels,
                                    dur_text(conv_time)));
-  f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + "; under " + top_by_time(by_op, 2));
+  f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + (by_op.empty() ? "" : "; under " + top_by_time(by_op, 2)));
   f.locations = user_locations(ix, f.events);
   f.fix = "convert once: model.to(memory_format=torch.channels_last) and each input batch "
           "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";

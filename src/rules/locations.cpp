@@ -84,6 +84,25 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
   return out;
 }
 
+std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
+  const Trace& t = ix.t;
+  std::string_view best = t.name_of(top);
+  CodeLocation loc;
+  if (t.category[top] == Category::PythonFunction && parse_frame(best, loc)) return std::string(best);
+  for (EventId at = top; at != kNoEvent;) {
+    EventId widest = kNoEvent;
+    int64_t most = 0;
+    for (EventId c : ix.tree.children(at)) {
+      const int64_t o = overlap(t.ts[c], t.end(c), b, e);
+      if (o > most) most = o, widest = c;
+    }
+    at = widest;
+    if (at != kNoEvent && t.category[at] == Category::PythonFunction && parse_frame(t.name_of(at), loc))
+      best = t.name_of(at);  // keep descending: the innermost user frame wins
+  }
+  return std::string(best);
+}
+
 std::string at_text(const std::vector<CodeLocation>& locs) {
   return locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
 }

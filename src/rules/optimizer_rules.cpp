@@ -77,7 +77,8 @@ std::string ops_text(const std::map<std::string, int>& by_op) {
   for (auto& [k, n] : by_op) v.emplace_back(n, k);
   std::sort(v.rbegin(), v.rend());
   std::string s;
-  for (size_t i = 0; i < v.size() && i < 3; ++i) s += fmt::format("{}{} x{}", i ? ", " : "", v[i].second, v[i].first);
+  for (size_t i = 0; i < v.size() && i < 3; ++i)
+    s += fmt::format("{}{} x{}", i ? ", " : "", v[i].second == "(no op)" ? "outside any op" : v[i].second, v[i].first);
   return s;
 }
 

@@ -349,6 +349,8 @@ std::string bytes_text(int64_t bytes) {
 
 std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
 
+std::string count_text(size_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 std::string short_kernel_name(std::string_view n) {
   if (starts_with(n, "void ")) n.remove_prefix(5);
   // "(anonymous namespace)::" is not the parameter list.

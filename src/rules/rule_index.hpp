@@ -143,6 +143,8 @@ double confidence_between(double signal, double fire, double strong);
 std::string dur_text(int64_t ns);
 std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
+// "1 gap", "3 gaps": a count with its noun, plural when it is not one.
+std::string count_text(size_t n, std::string_view noun);
 std::string short_kernel_name(std::string_view name);
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
 // Length of merged intervals within [b, e).
@@ -153,6 +155,10 @@ std::vector<Interval> uncovered(const std::vector<Interval>& merged, int64_t b, 
 // User code above the events (see locations.cpp for what counts as user code).
 std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<EventId>& events,
                                          size_t max_locations = 3);
+// What the main thread was in during [b, e), named for a person: from `top` down through the
+// child that covers most of the range, the innermost user frame ("train.py(42): step");
+// `top`'s own name when no user frame is below it (not "<frozen runpy>(198): _run_module_as_main").
+std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
 // A finding's begin and end: the span of its events (at least one).

@@ -175,7 +175,7 @@ constexpr int64_t kAllocResumeSlack = 200'000;
 
 // "aten::empty under aten::addmm": the op that allocates and the op that needed it.
 std::string op_path(const RuleIndex& ix, EventId op) {
-  if (op == kNoEvent) return "no op (the allocator itself)";
+  if (op == kNoEvent) return "";  // the allocator itself: said as "outside any op"
   std::string s(ix.t.name_of(op));
   EventId p = ix.tree.parent(op);
   while (p != kNoEvent && ix.t.category[p] != Category::CpuOp) p = ix.tree.parent(p);
@@ -261,8 +261,9 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     f.evidence.push_back(fmt::format("GPU idle {} in the range from these calls until the host launches again ({} of "
                                      "the range)",
                                      dur_text(idle), pct_text(static_cast<double>(idle) / range)));
-  if (!top_op.empty() && !calls.empty())
-    f.evidence.push_back(fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
+  if (top_ns >= 0 && !calls.empty())
+    f.evidence.push_back(top_op.empty() ? fmt::format("most allocator time outside any op ({})", dur_text(top_ns))
+                                        : fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
   if (!cache_calls.empty())
     f.evidence.push_back(fmt::format("torch.cuda.empty_cache called {} times in the steady state", cache_calls.size()));
   f.locations = user_locations(ix, f.events);
@@ -271,9 +272,9 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
               ? fmt::format("remove torch.cuda.empty_cache(){} from the loop: it returns cached blocks that the next "
                             "step must cudaMalloc again",
                             where)
-              : fmt::format("the caching allocator keeps growing under {}{}: keep shapes stable (pad to a few bucket "
+              : fmt::format("the caching allocator keeps growing{}{}: keep shapes stable (pad to a few bucket "
                             "sizes) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                            top_op, where);
+                            top_op.empty() ? "" : " under " + top_op, where);
   out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
   out.findings.push_back(std::move(f));
 }

@@ -153,8 +153,9 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    dur_text(host)));
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
   const EventId top = f.events.front();
-  f.evidence.push_back(fmt::format("largest: {} {} {} under {}", t.name_of(top), bytes_text(bytes_of(t, top)), dur_text(t.dur[top]),
-                                   top_name(by_op)));
+  const EventId top_op = ix.enclosing_op(top);  // the op that issued the largest copy, when one did
+  f.evidence.push_back(fmt::format("largest: {} {} {}{}", t.name_of(top), bytes_text(bytes_of(t, top)), dur_text(t.dur[top]),
+                                   top_op == kNoEvent ? "" : fmt::format(" under {}", t.name_of(top_op))));
   f.locations = user_locations(ix, f.events);
   f.fix = n_up >= n_down
               ? fmt::format("pin the host tensors: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
@@ -199,7 +200,9 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    "{} of host time in the ops that issue them",
                                    f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
                                    bytes_text(bytes / static_cast<int64_t>(f.events.size())), dur_text(host)));
-  f.evidence.push_back(fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
+  f.evidence.push_back(top_name(by_op) == "(no op)"
+                           ? fmt::format("most issued outside any op ({} copies)", by_op["(no op)"])
+                           : fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
   if (queued > 0)
     f.evidence.push_back(fmt::format("those ops also wait {} behind the launch queue (up to {} from a launch call to its "
                                      "copy's start): the copies wait for the GPU to work off earlier work, a sync on "
@@ -207,8 +210,8 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                      dur_text(queued), dur_text(longest_queue)));
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
-                      "{} small copies issued by {}{} into one, and keep scalars in Python",
-                      f.events.size(), top_name(by_op), at_text(f.locations));
+                      "{} small copies{}{} into one, and keep scalars in Python",
+                      f.events.size(), top_name(by_op) == "(no op)" ? "" : " issued by " + top_name(by_op), at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 
@@ -342,7 +345,9 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                    "kernels): {} moved in {}, {} of GPU time in the range",
                                    f.events.size(), bytes_text(kLargeCopyBytes), dtod, clones, bytes_text(bytes),
                                    dur_text(time), pct_text(share)));
-  f.evidence.push_back(fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
+  f.evidence.push_back(top_name(by_op) == "(no op)"
+                           ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
+                           : fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
   f.locations = user_locations(ix, f.events);
   const bool ddp = t.strings.find("DistributedDataParallel.forward") != kNoString;
   f.fix = ddp && dtod >= clones
