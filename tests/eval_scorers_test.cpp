@@ -108,17 +108,6 @@ TEST_F(EvalScorers, RecoverableShareRanksTheControlledPairByItsPatternUnderPertu
   }
 }
 
-// The bound: what fixing host-side patterns can give back never exceeds the time the GPU
-// sat idle, on any of the test data's traces with steps.
-TEST_F(EvalScorers, RecoverableShareStaysWithinTheStep) {
-  for (const char* name : {kNw0, kNw4, "tracelens_vit_nsfw_h100.json.gz", "tracelens_qwen05b_h100.json.gz"}) {
-    SCOPED_TRACE(name);
-    const TraceReport r = analyze_file(data_path(name), Scorer::rules);
-    EXPECT_GE(r.recoverable_share, 0.0);
-    EXPECT_LE(r.recoverable_share, 1.0);
-  }
-}
-
 std::string write_pair_dataset(const std::string& dir, const std::string& nw4_label) {
   const Trace t = load_trace(data_path(kNw0));
   std::string ranges;
