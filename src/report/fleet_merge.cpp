@@ -13,7 +13,7 @@ namespace {
 
 bool same_settings(const ReportSettings& a, const ReportSettings& b) {
   return a.windows == b.windows && a.top_k == b.top_k && a.scorer == b.scorer && a.fail_on == b.fail_on && a.fail_score == b.fail_score &&
-         a.llm == b.llm;
+         a.fail_savings == b.fail_savings && a.llm == b.llm;
 }
 
 void add_once(std::vector<std::string>& list, const std::string& w) {
