@@ -4,6 +4,7 @@
 // what it costs per step), ranked by what fixing it saves. Computed once, here; the
 // renderers only show it.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -16,6 +17,25 @@ namespace {
 
 constexpr size_t kOccurrencesShown = 5;  // "the first few time ranges"
 constexpr size_t kLocationsKept = 3;
+
+// The share of step (or steady-state) time the GPU had no work: what fixing host-side
+// patterns can give back at most.
+double idle_share(const Headline& h) {
+  if (h.steps > 0) return std::clamp(1.0 - h.step_gpu_busy, 0.0, 1.0);
+  const auto primary = std::max_element(h.gpus.begin(), h.gpus.end(),
+                                        [](const GpuHeadline& a, const GpuHeadline& b) { return a.busy < b.busy; });
+  if (primary == h.gpus.end() || primary->total <= 0) return 1.0;
+  return std::clamp(static_cast<double>(primary->idle) / static_cast<double>(primary->total), 0.0, 1.0);
+}
+
+// Patterns whose cost is GPU work a fix makes shorter (wasteful kernels, copies, blocking
+// communication); every other pattern costs time the GPU waits for the host.
+bool costs_gpu_work(std::string_view id) {
+  static constexpr std::string_view kGpuWork[] = {"grad_not_set_to_none", "unfused_elementwise", "fp32_no_tensor_cores",
+                                                  "layout_conversion",    "cast_churn",          "redundant_copy",
+                                                  "low_occupancy",        "comm_not_overlapped", "comm_blocks_compute"};
+  return std::find(std::begin(kGpuWork), std::end(kGpuWork), id) != std::end(kGpuWork);
+}
 
 int source_rank(std::string_view s) { return s == "rules+llm" ? 2 : s == "rules" ? 1 : 0; }
 
@@ -208,14 +228,23 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
     return a.severity > b.severity;
   });
 
-  // Fixes of different ids are taken as independent: each recovers its share of what the
-  // others left. An id counts once, at its largest share: its groups share its what-if
-  // saving, and the whole steady state's cost of the id went to one of them.
+  // An id counts once, at its largest share: its groups share its what-if saving, and the
+  // whole steady state's cost of the id went to one of them. Fixes of different ids are
+  // taken as independent (each recovers its share of what the others left), within two
+  // pools bounded separately: the patterns the GPU waits for can give back at most the
+  // time the GPU had no work (a step never gets shorter than its GPU work), the wasteful
+  // GPU work at most the GPU's busy time. Without a GPU the step is all host time.
   std::map<std::string, double> by_id;
   for (const GroupedFinding& g : r.findings) by_id[g.id] = std::max(by_id[g.id], g.rank_share);
-  double kept = 1.0;
-  for (const auto& [id, s] : by_id) kept *= 1.0 - s;
-  r.recoverable_share = 1.0 - kept;
+  double waiting_kept = 1.0, gpu_work_kept = 1.0;
+  for (const auto& [id, s] : by_id) (costs_gpu_work(id) ? gpu_work_kept : waiting_kept) *= 1.0 - s;
+  double waiting = 1.0 - waiting_kept, gpu_work = 1.0 - gpu_work_kept;
+  if (!h.gpus.empty()) {
+    const double idle = idle_share(h);
+    waiting = std::min(waiting, idle);
+    gpu_work = std::min(gpu_work, 1.0 - idle);
+  }
+  r.recoverable_share = std::clamp(waiting + gpu_work, 0.0, 1.0);
 }
 
 }  // namespace ttap

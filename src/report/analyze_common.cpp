@@ -65,21 +65,19 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     out.push_back(line);
   }
   if (h.steps > 0)
-    out.push_back(fmt::format("{} steps, mean {}: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", h.steps,
+    out.push_back(fmt::format("{} step{}, mean {}: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", h.steps,
+                              h.steps == 1 ? "" : "s",
                               analyze_render::human_duration(h.step_mean), 100.0 * h.step_gpu_busy, 100.0 * h.step_dataloader));
   if (h.launches > 0)
     out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {}, p95 {}",
                               h.launches, 100.0 * h.short_kernel_share, analyze_render::human_duration(h.launch_delay_p50),
                               analyze_render::human_duration(h.launch_delay_p95)));
-  size_t shown = 0;
+  // One total is shown, under the findings (TraceReport::recoverable_share, which counts the
+  // findings without a what-if too); the what-ifs' own capped sum stays in JSON only.
   for (const Saving& s : t.savings) {
     if (s.step_share < 0.01) continue;  // below 1% of a step is noise next to run-to-run variation
     out.push_back(fmt::format("what-if {}: {} would save {}", s.id, s.fix, analyze_render::saving_text(s)));
-    ++shown;
   }
-  if (shown >= 2 && h.recoverable)
-    out.push_back(fmt::format("what-if all together: at most {} (the estimates overlap: their sum, capped by the time beyond the GPU work)",
-                              analyze_render::saving_text(*h.recoverable)));
   return out;
 }
 
