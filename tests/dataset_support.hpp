@@ -171,4 +171,30 @@ inline void check_trace_against_line(const std::filesystem::path& trace_path, co
   EXPECT_EQ(gpu_consistency_violations(trace, overlap_slack_ns), 0);
 }
 
+// Runs an injector script (scripts/dataset/surgery.py or inject2.py) on `source` with one
+// pattern, checks the manifest line it prints holds exactly that one range, and checks the
+// written trace against it (check_trace_against_line). Returns the range.
+inline Range inject_one(const std::filesystem::path& script, const std::string& source, const std::string& out,
+                        const std::string& id, const std::string& seed) {
+  const suite::ProcResult r = suite::run_process({"/usr/bin/python3", script.string(), source, out, "--inject", id, "--seed", seed});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Range rg;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::dom::array ranges;
+  if (parser.parse(r.out).get(doc) || doc["anti_patterns"].get(ranges) || ranges.size() != 1) {
+    ADD_FAILURE() << "expected one labeled range in: " << r.out;
+    return rg;
+  }
+  rg.type = std::string(std::string_view(ranges.at(0)["type"]));
+  rg.ts_begin = double(ranges.at(0)["ts_begin"]);
+  rg.ts_end = double(ranges.at(0)["ts_end"]);
+  EXPECT_EQ(rg.type, id);
+  Line line;
+  line.label = "bad";
+  line.ranges.push_back(rg);
+  check_trace_against_line(out, line);
+  return rg;
+}
+
 }  // namespace ttap::dataset_support
