@@ -17,37 +17,20 @@
 #include "ttap/load.hpp"
 #include "ttap/rules.hpp"
 #include "ttap/windows.hpp"
+#include "rules_support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Loaded {
-  ttap::Trace trace;
-  ttap::EventTree tree;
-  std::unique_ptr<ttap::RuleEngine> engine;
-  std::vector<std::pair<int64_t, int64_t>> windows;  // 100 equal windows of the steady state
-  int64_t begin = 0, end = 0;
-};
+using ttap::rules_support::Loaded;
 
 // The trace from tests/data, else from the shared folder; nullptr when neither has it.
 const Loaded* find_trace(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<Loaded>> cache;
-  auto& slot = cache[name];
-  if (slot) return slot.get();
   std::string path = ttap::test::data(name);
   if (!fs::exists(path)) path = std::string(TTAP_SHARED_TRACES) + "/" + name;
   if (!fs::exists(path)) return nullptr;
-  slot = std::make_unique<Loaded>();
-  slot->trace = ttap::load_trace(path);
-  slot->tree = ttap::EventTree::build(slot->trace);
-  slot->engine = std::make_unique<ttap::RuleEngine>(slot->trace, slot->tree);
-  const ttap::SteadyState s = ttap::steady_state(slot->trace, slot->tree);
-  slot->begin = s.begin;
-  slot->end = s.end;
-  const int64_t n = 100, span = std::max<int64_t>(s.end - s.begin, n);
-  for (int64_t i = 0; i < n; ++i) slot->windows.emplace_back(s.begin + span * i / n, s.begin + span * (i + 1) / n);
-  return slot.get();
+  return &ttap::rules_support::load(path);
 }
 #define TRACE_OR_SKIP(var, name)      \
   const Loaded* var = find_trace(name); \

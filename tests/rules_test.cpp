@@ -17,36 +17,13 @@
 #include "ttap/load.hpp"
 #include "ttap/rules.hpp"
 #include "ttap/windows.hpp"
+#include "rules_support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Loaded {
-  ttap::Trace trace;
-  ttap::EventTree tree;
-  std::unique_ptr<ttap::RuleEngine> engine;
-  std::vector<std::pair<int64_t, int64_t>> windows;  // 100 equal windows of the steady state
-  int64_t begin = 0, end = 0;
-};
-
-// Traces are loaded once per test process: several suites look at the same ones.
-const Loaded& load(const std::string& path) {
-  static std::map<std::string, std::unique_ptr<Loaded>> cache;
-  auto& slot = cache[path];
-  if (!slot) {
-    slot = std::make_unique<Loaded>();
-    slot->trace = ttap::load_trace(path);
-    slot->tree = ttap::EventTree::build(slot->trace);
-    slot->engine = std::make_unique<ttap::RuleEngine>(slot->trace, slot->tree);
-    const ttap::SteadyState s = ttap::steady_state(slot->trace, slot->tree);
-    slot->begin = s.begin;
-    slot->end = s.end;
-    const int64_t n = 100, span = std::max<int64_t>(s.end - s.begin, n);
-    for (int64_t i = 0; i < n; ++i) slot->windows.emplace_back(s.begin + span * i / n, s.begin + span * (i + 1) / n);
-  }
-  return *slot;
-}
+using ttap::rules_support::load;
+using ttap::rules_support::Loaded;
 const Loaded& data(const std::string& name) { return load(ttap::test::data(name)); }
 
 // Every finding of every window, by id.

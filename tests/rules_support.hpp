@@ -1,0 +1,44 @@
+// What the rule suites share: a real trace loaded once per test process (several suites
+// look at the same ones), its tree, a rule engine and 100 equal windows of its steady state.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ttap/load.hpp"
+#include "ttap/rules.hpp"
+#include "ttap/tree.hpp"
+#include "ttap/windows.hpp"
+
+namespace ttap::rules_support {
+
+struct Loaded {
+  Trace trace;
+  EventTree tree;
+  std::unique_ptr<RuleEngine> engine;
+  std::vector<std::pair<int64_t, int64_t>> windows;  // 100 equal windows of the steady state
+  int64_t begin = 0, end = 0;
+};
+
+inline const Loaded& load(const std::string& path) {
+  static std::map<std::string, std::unique_ptr<Loaded>> cache;
+  auto& slot = cache[path];
+  if (!slot) {
+    slot = std::make_unique<Loaded>();
+    slot->trace = load_trace(path);
+    slot->tree = EventTree::build(slot->trace);
+    slot->engine = std::make_unique<RuleEngine>(slot->trace, slot->tree);
+    const SteadyState s = steady_state(slot->trace, slot->tree);
+    slot->begin = s.begin;
+    slot->end = s.end;
+    const int64_t n = 100, span = std::max<int64_t>(s.end - s.begin, n);
+    for (int64_t i = 0; i < n; ++i) slot->windows.emplace_back(s.begin + span * i / n, s.begin + span * (i + 1) / n);
+  }
+  return *slot;
+}
+
+}  // namespace ttap::rules_support
