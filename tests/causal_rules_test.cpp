@@ -247,7 +247,9 @@ TEST(CausalOrder, MostSevereThenCostliestFirst) {
       const auto v = l->engine->detect(b, e);
       for (size_t i = 1; i < v.size(); ++i) {
         EXPECT_GE(v[i - 1].severity, v[i].severity) << name << "\n" << dump(v);
-        if (v[i - 1].severity == v[i].severity) EXPECT_GE(v[i - 1].cost, v[i].cost) << name << "\n" << dump(v);
+        if (v[i - 1].severity == v[i].severity) {
+          EXPECT_GE(v[i - 1].cost, v[i].cost) << name << "\n" << dump(v);
+        }
       }
     }
   }
@@ -272,7 +274,9 @@ TEST(CausalLaunch, ShortKernelsBehindLongLaunchesAreLaunchBound) {
     const auto v = engine.detect(b, b + 122'000);
     ++windows;
     if (!v.empty() && v.front().id == "launch_bound") ++first;
-    if (!v.empty()) EXPECT_NE(v.front().id, "unfused_elementwise") << dump(v);
+    if (!v.empty()) {
+      EXPECT_NE(v.front().id, "unfused_elementwise") << dump(v);
+    }
   }
   EXPECT_GE(windows, 30u);
   EXPECT_GE(first * 10, windows * 8) << first << " of " << windows;  // launch_bound first in at least 80%
@@ -318,9 +322,10 @@ TEST(CausalCpuBound, WindowInsideALoaderFetchIsADataloaderStall) {
     const auto v = engine.detect(b, b + 112'000);
     ASSERT_FALSE(v.empty());
     EXPECT_EQ(v.front().id, "dataloader_stall") << dump(v);
-    for (const auto& f : v)
-      if (f.id == "cpu_bound_step")
-        for (const auto& line : f.evidence) EXPECT_EQ(line.find("DataLoader"), std::string::npos) << line;
+    for (const auto& f : v) {
+      if (f.id != "cpu_bound_step") continue;
+      for (const auto& line : f.evidence) EXPECT_EQ(line.find("DataLoader"), std::string::npos) << line;
+    }
   }
   EXPECT_GE(windows, 20u);
 }

@@ -396,7 +396,9 @@ TEST(RulesEngine, SortedScoresAndEmptyRanges) {
       best = std::max(best, v[i].confidence * (1.0 - std::exp(-3.0 * static_cast<double>(v[i].cost) / static_cast<double>(e - b))));
       if (i > 0) {  // named_before: severity, then cost
         EXPECT_GE(v[i - 1].severity, v[i].severity);
-        if (v[i - 1].severity == v[i].severity) EXPECT_GE(v[i - 1].cost, v[i].cost);
+        if (v[i - 1].severity == v[i].severity) {
+          EXPECT_GE(v[i - 1].cost, v[i].cost);
+        }
       }
     }
     expected.push_back(best);
