@@ -162,21 +162,37 @@ TEST_F(Detector, EvalReportsMetricsPerSplit) {
   }
 
   // The LLM's accuracy on the same flagged windows, from a real server on loopback that
-  // answers from what the prompt shows: dataloader_stall when the window context names the
-  // DataLoader, "none" otherwise.
+  // answers from what the prompt shows: when the window context names the DataLoader,
+  // gpu_idle then dataloader_stall (right among its ids, wrong first), else "none".
   test::FakeEndpoint endpoint([](const httplib::Request& req, httplib::Response& res, int) {
     const bool loader = req.body.find("DataLoader") != std::string::npos;
-    res.set_content(test::completion(test::verdict_json(loader ? R"(["dataloader_stall"])" : R"(["none"])", 0.9)),
+    res.set_content(test::completion(test::verdict_json(loader ? R"(["gpu_idle", "dataloader_stall"])" : R"(["none"])", 0.9)),
                     "application/json");
   });
+  const std::string llm_table = (std::filesystem::path(dir) / "llm_table.tsv").string();
   const auto llm = suite::run_ttap({"eval", dir, "--format", "json", "--model", kModels, "--llm-url", endpoint.url(),
-                                    "--llm-model", "test-model"});
+                                    "--llm-model", "test-model", "--llm-table", llm_table});
   ASSERT_EQ(llm.exit_code, 0) << llm.err;
   simdjson::dom::element llm_test = parser.parse(llm.out)["groups"]["test"];
-  EXPECT_GT(int64_t(llm_test["llm_classified"]), 0);
+  const int64_t asked = int64_t(llm_test["llm_classified"]);
+  EXPECT_GT(asked, 0);
   EXPECT_EQ(int64_t(llm_test["llm_failed"]), 0);
   EXPECT_DOUBLE_EQ(double(llm_test["llm_classification_accuracy"]), 1.0);
-  EXPECT_GE(endpoint.requests(), int(int64_t(llm_test["llm_classified"])));
+  EXPECT_DOUBLE_EQ(double(llm_test["llm_first_accuracy"]), 0.0);
+  EXPECT_GE(endpoint.requests(), int(asked));
+  // One row per window asked: its labels, the rules' first id and the LLM's ids.
+  std::ifstream table(llm_table);
+  std::string line;
+  ASSERT_TRUE(std::getline(table, line));
+  EXPECT_EQ(line, "split\ttrace\twindow\tlabels\trules_first\tllm_ids");
+  int64_t rows = 0;
+  while (std::getline(table, line)) {
+    ++rows;
+    EXPECT_TRUE(line.starts_with("test\t")) << line;
+    EXPECT_NE(line.find("\tdataloader_stall\t"), std::string::npos) << line;
+    EXPECT_TRUE(line.ends_with("\tgpu_idle,dataloader_stall")) << line;
+  }
+  EXPECT_EQ(rows, asked);
 
   const auto text = suite::run_ttap({"eval", dir, "--scorer", "cluster"});
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <simdjson.h>
 #include <spdlog/sinks/ostream_sink.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -133,6 +135,51 @@ TEST(LlmPrompt, WindowContextDescribesARealStep) {
       longest = e;
   ASSERT_NE(longest, ttap::kNoEvent);
   EXPECT_NE(context.find(std::string(f.trace.name_of(longest).substr(0, 60))), std::string::npos) << context;
+}
+
+// The "Host outside every op" line: the share of the step during which no op, runtime call
+// or DataLoader span ran on any thread of the process, checked against a brute-force pass
+// over the raw event columns (no tree), on a GPU trace with Python frames and on a CPU-only
+// run, whose GPU line says so.
+double untraced_share_by_brute_force(const ttap::Trace& t, int64_t pid, int64_t b, int64_t e) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const ttap::Category c = t.category[i];
+    if (c != ttap::Category::CpuOp && c != ttap::Category::CudaRuntime && c != ttap::Category::CudaDriver &&
+        c != ttap::Category::DataLoader)
+      continue;
+    if (t.track_of(i).pid != pid || t.name_of(i).starts_with("ProfilerStep#")) continue;
+    if (t.end(i) <= b || t.ts[i] >= e) continue;
+    spans.emplace_back(std::max(t.ts[i], b), std::min(t.end(i), e));
+  }
+  std::sort(spans.begin(), spans.end());
+  int64_t covered = 0, cursor = b;
+  for (const auto& [s0, s1] : spans) {
+    if (s1 <= cursor) continue;
+    covered += s1 - std::max(s0, cursor);
+    cursor = s1;
+  }
+  return 100.0 * static_cast<double>(e - b - covered) / static_cast<double>(e - b);
+}
+
+TEST(LlmPrompt, WindowContextMeasuresHostTimeOutsideEveryOp) {
+  for (const char* name : {"tracelens_vit_nsfw_h100.json.gz", "hta_cpu_only.json.gz"}) {
+    const TraceFixture f(name);
+    ASSERT_FALSE(f.tree.steps().empty()) << name;
+    const ttap::Step& s = f.tree.steps().at(f.tree.steps().size() / 2);
+    const int64_t origin = ttap::llm_trace_origin(f.trace);
+    const std::string context = ttap::llm_window_context(f.trace, f.tree, s.ts, s.end, origin);
+    const double share = untraced_share_by_brute_force(f.trace, f.trace.track_of(s.event).pid, s.ts, s.end);
+    const std::string expected = fmt::format("ProfilerStep#{} has ", s.number);
+    const size_t at = context.find(expected);
+    ASSERT_NE(at, std::string::npos) << name << "\n" << context;
+    EXPECT_NE(context.find(fmt::format("({:.1f}%) of such time in all", share), at), std::string::npos)
+        << name << " brute force " << share << "%\n" << context;
+    // The window is the step, so its share is the step's.
+    EXPECT_NE(context.find(fmt::format("({:.1f}%) of the window's step time", share)), std::string::npos) << context;
+    const bool cpu_only = f.tree.gpu_events().empty();
+    EXPECT_EQ(context.find("a CPU-only run") != std::string::npos, cpu_only) << name;
+  }
 }
 
 TEST(LlmPrompt, WindowContextStaysBoundedOverAWholeTrace) {

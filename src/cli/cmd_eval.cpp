@@ -11,6 +11,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "../classify/classify.hpp"
@@ -55,8 +56,11 @@ struct Group {
   // classified: the flagged positive windows (every one counts; silence is a miss);
   // covered: those where analyze reports any finding.
   size_t ranges = 0, localized = 0, classified = 0, correct = 0, covered = 0, costliest_correct = 0;
-  size_t llm_classified = 0, llm_correct = 0, llm_failed = 0;
+  // llm_correct: a labeled id among the LLM's ids; llm_first_correct: the id it names
+  // first is labeled (the stricter count, comparable with the rules' first-named id).
+  size_t llm_classified = 0, llm_correct = 0, llm_first_correct = 0, llm_failed = 0;
   std::map<std::string, IdStats> ids;
+  std::string llm_table;  // --llm-table rows of this group's asked windows
 };
 
 // A trace as `analyze` reports it (analyze_trace, without the LLM, which eval asks itself
@@ -139,7 +143,11 @@ void add(Group& g, const Sample& s) {
     // Every window the LLM was asked about counts: an empty answer or a failed call is a miss.
     if (s.llm_asked[w]) {
       ++g.llm_classified;
-      g.llm_correct += std::any_of(s.llm_predicted[w].begin(), s.llm_predicted[w].end(), labeled);
+      const std::vector<std::string>& answer = s.llm_predicted[w];
+      g.llm_correct += std::any_of(answer.begin(), answer.end(), labeled);
+      g.llm_first_correct += !answer.empty() && labeled(answer.front());
+      g.llm_table += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", s.entry->split, s.entry->trace, w, fmt::join(s.window_ids[w], ","),
+                                 s.predicted[w].empty() ? "-" : s.predicted[w], answer.empty() ? "-" : fmt::format("{}", fmt::join(answer, ",")));
     }
     if (s.predicted[w].empty()) continue;
     ++g.classified;
@@ -284,14 +292,16 @@ int run_eval(const EvalOptions& o) {
       out += fmt::format("{}\"{}\": {{\"traces\": {}, \"bad\": {}, \"trace_auc\": {}, \"windows\": {}, \"positive_windows\": {}, "
                          "\"window_auc\": {}, \"localization\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
                          "\"finding_coverage\": {}, \"costliest_accuracy\": {}, \"trace_auc_recoverable\": {}, "
-                         "\"llm_classification_accuracy\": {}, \"llm_classified\": {}, \"llm_failed\": {}, \"ids\": {{",
+                         "\"llm_classification_accuracy\": {}, \"llm_first_accuracy\": {}, \"llm_classified\": {}, \"llm_failed\": {}, "
+                         "\"ids\": {{",
                          first ? "" : ", ", name, g.trace_scores.size(),
                          std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), num(auc_roc(g.trace_scores, g.trace_labels)),
                          g.window_scores.size(), std::count(g.window_labels.begin(), g.window_labels.end(), 1),
                          num(auc_roc(g.window_scores, g.window_labels)), num(ratio(g.localized, g.ranges)),
                          num(ratio(g.correct, g.classified)), g.classified, num(ratio(g.covered, g.classified)),
                          num(ratio(g.costliest_correct, g.classified)), num(auc_roc(g.trace_recoverable, g.trace_labels)),
-                         num(ratio(g.llm_correct, g.llm_classified)), g.llm_classified, g.llm_failed);
+                         num(ratio(g.llm_correct, g.llm_classified)), num(ratio(g.llm_first_correct, g.llm_classified)),
+                         g.llm_classified, g.llm_failed);
       first = false;
       bool first_id = true;
       for (const auto& [id, st] : g.ids) {
@@ -311,7 +321,7 @@ int run_eval(const EvalOptions& o) {
     if (failed) out += fmt::format("{} traces failed to load (see the errors above)\n", failed);
     out += fmt::format("\n{:<12} {:>6} {:>5} {:>9} {:>11} {:>8} {:>8} {:>10} {:>12} {:>14} {:>8}{}\n", "split", "traces", "bad",
                        "trace AUC", "recoverable", "windows", "positive", "window AUC", "localization", "classification",
-                       "coverage", llm ? "  LLM classification" : "");
+                       "coverage", llm ? "  LLM first-named / among its ids" : "");
     for (const std::string& name : order) {
       if (!groups.count(name)) continue;
       const Group& g = groups[name];
@@ -321,7 +331,9 @@ int run_eval(const EvalOptions& o) {
                          std::count(g.window_labels.begin(), g.window_labels.end(), 1),
                          pct_text(auc_roc(g.window_scores, g.window_labels)), pct_text(ratio(g.localized, g.ranges)),
                          pct_text(ratio(g.correct, g.classified)), pct_text(ratio(g.covered, g.classified)),
-                         llm ? fmt::format("  {} ({} failed)", pct_text(ratio(g.llm_correct, g.llm_classified)), g.llm_failed) : "");
+                         llm ? fmt::format("  {} / {} ({} failed)", pct_text(ratio(g.llm_first_correct, g.llm_classified)),
+                                           pct_text(ratio(g.llm_correct, g.llm_classified)), g.llm_failed)
+                             : "");
     }
     if (groups.count("test")) {
       out += fmt::format("\nper id (test split): ranges, localization, window AUC (id windows vs negatives), rule classification\n");
@@ -337,6 +349,12 @@ int run_eval(const EvalOptions& o) {
     }
   }
   write_output(o.output, out);
+  if (!o.llm_table.empty()) {
+    std::string table = "split\ttrace\twindow\tlabels\trules_first\tllm_ids\n";
+    for (const char* name : {"train", "val", "test"})  // test/seen and test/unseen repeat test's rows
+      if (groups.count(name)) table += groups[name].llm_table;
+    write_output(o.llm_table, table);
+  }
   return failed ? kBadInput : kOk;
 }
 

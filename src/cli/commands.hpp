@@ -66,6 +66,7 @@ struct EvalOptions {
   int threads = 0;
   std::string llm_url, llm_model, llm_cache;  // LLM classification of flagged positive windows
   double llm_timeout = 60;
+  std::string llm_table;     // one row per window the LLM was asked about: labels, the rules' and the LLM's ids
   std::string window_table;  // write the per-window table for fitting the hybrid scorer, not the figures
 };
 

@@ -128,6 +128,8 @@ int dispatch(int argc, char** argv) {
   eval_cmd->add_option("--llm-model", eval.llm_model, "Model name for --llm-url");
   eval_cmd->add_option("--llm-cache", eval.llm_cache, "Response cache folder (reruns cost no requests)");
   eval_cmd->add_option("--llm-timeout", eval.llm_timeout, "Seconds per request")->check(CLI::Range(0.1, 3600.0));
+  eval_cmd->add_option("--llm-table", eval.llm_table,
+                       "With --llm-url: write one tab-separated row per window the LLM was asked about (labels, the rules' first id, the LLM's ids)");
   eval_cmd->add_option("--window-table", eval.window_table,
                        "Instead of the figures, write each window's label, model score and rule evidence (TSV) for scripts/train/fit_hybrid.py");
 

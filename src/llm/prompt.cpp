@@ -42,6 +42,13 @@ std::string llm_system_prompt() {
   for (const AntiPattern& p : catalog())
     s += fmt::format("- {}: {}. Signature: {}. Fix: {}.\n", p.id, p.name, p.signature, p.fix);
   s +=
+      "\nReading a window: list ids by how much of the window's lost or wasted time each explains, the most first; "
+      "a specific id (what the host or the GPU was doing) comes before gpu_idle, which is only for idle time that "
+      "nothing more specific explains. On a CPU-only run (the GPU line says so) the ids describe the host: "
+      "cpu_bound_step is step time spent outside the model's ops (the \"Host outside every op\" line: Python, "
+      "preprocessing, I/O, sleeps), layout_conversion is memory-format copies (aten::contiguous, clone, "
+      "to(memory_format=...)) around convolutions, cast_churn is dtype casts, and the ids about kernels, copies "
+      "between host and device and communication do not apply.\n"
       "\nAnswer with one JSON object and nothing else:\n"
       "{\"ids\": [catalog ids, or [\"none\"] when the window shows no anti-pattern], "
       "\"confidence\": number from 0 to 1, "

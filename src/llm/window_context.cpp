@@ -191,6 +191,47 @@ void tree_excerpt(const Trace& t, const EventTree& tree, EventId e, uint32_t dep
   }
 }
 
+
+// Host time inside the steps that overlap [begin, end) during which no op, runtime call or
+// DataLoader span ran on any thread of the step's process: code the profiler records
+// only as Python frames or not at all (Python overhead, preprocessing, I/O, sleeps). It
+// is what a starved GPU waits for, and on a CPU-only run it is the step's time outside the
+// model. Annotations and Python frames do not count as covering it: they wrap everything.
+struct UntracedHost {
+  int64_t window = 0, window_step = 0;  // in the window: untraced time, step time
+  int64_t steps = 0, steps_total = 0;   // over the whole overlapping steps
+  std::string step_names;
+};
+
+int64_t uncovered(const std::vector<Interval>& covered, int64_t begin, int64_t end) {
+  int64_t c = 0;
+  for (const auto& [b, e] : covered) c += overlap(b, e, begin, end);
+  return std::max<int64_t>(0, end - begin - c);
+}
+
+UntracedHost untraced_host_time(const Trace& t, const EventTree& tree, int64_t begin, int64_t end) {
+  UntracedHost u;
+  for (const Step& s : tree.steps()) {
+    if (s.end <= begin || s.ts >= end || s.event == kNoEvent) continue;
+    const int64_t pid = t.track_of(s.event).pid;
+    std::vector<Interval> covered;
+    for (EventId e : cpu_in_window(t, tree, s.ts, s.end, nullptr)) {
+      const Category c = t.category[e];
+      if (c != Category::CpuOp && c != Category::CudaRuntime && c != Category::CudaDriver && c != Category::DataLoader) continue;
+      if (t.track_of(e).pid != pid || profiler_step_number(t.name_of(e)) >= 0) continue;
+      covered.push_back({std::max(t.ts[e], s.ts), std::min(t.end(e), s.end)});
+    }
+    covered = merge_intervals(std::move(covered));
+    const int64_t b = std::max(begin, s.ts), e = std::min(end, s.end);
+    u.window += uncovered(covered, b, e);
+    u.window_step += e - b;
+    u.steps += uncovered(covered, s.ts, s.end);
+    u.steps_total += s.end - s.ts;
+    u.step_names += fmt::format("{}ProfilerStep#{}", u.step_names.empty() ? "" : ", ", s.number);
+  }
+  return u;
+}
+
 }  // namespace
 
 int64_t llm_trace_origin(const Trace& trace) {
@@ -248,7 +289,7 @@ std::string llm_window_context(const Trace& t, const EventTree& tree, int64_t be
     }
   }
   if (gpu.empty()) {
-    out += "GPU: no GPU activity in this window.\n";
+    out += tree.gpu_events().empty() ? "GPU: none in the whole trace (a CPU-only run).\n" : "GPU: no GPU activity in this window.\n";
   } else {
     for (auto& [device, intervals] : busy_by_device) {
       const auto merged = merge_intervals(std::move(intervals));
@@ -309,6 +350,12 @@ std::string llm_window_context(const Trace& t, const EventTree& tree, int64_t be
   const size_t cpu_shown = std::min(kTopCpu, listed_cpu.size());
   std::partial_sort(listed_cpu.begin(), listed_cpu.begin() + cpu_shown, listed_cpu.end(), longest_first);
   out += fmt::format("CPU: {} events in the window ({} not counting Python frames).\n", cpu.size(), listed_cpu.size());
+  if (const UntracedHost u = untraced_host_time(t, tree, begin, end); u.window_step > 0)
+    out += fmt::format("Host outside every op: {} ({:.1f}%) of the window's step time ran no op, runtime call or DataLoader "
+                       "span on any thread of the process (untraced host code: Python, preprocessing, I/O, sleeps); "
+                       "{} has {} ({:.1f}%) of such time in all.\n",
+                       duration_text(u.window), 100.0 * u.window / u.window_step, u.step_names, duration_text(u.steps),
+                       100.0 * u.steps / std::max<int64_t>(1, u.steps_total));
   if (cpu_shown) out += "Longest CPU events:\n";
   for (size_t i = 0; i < cpu_shown; ++i) append_line(out, event_line(t, tree, listed_cpu[i], begin, end, origin), SIZE_MAX);
 
