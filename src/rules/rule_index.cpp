@@ -290,7 +290,7 @@ std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e, bool in_s
   // Only where the GPU's record spans a good part of the steps: a trace whose kernels were
   // mostly not recorded (two kernels in a 34 ms SGLang decode step, graph replays) shows
   // no idle GPU, it shows nothing.
-  in_steps = in_steps && 4 * (gpu_last - gpu_first) >= step_last - step_first;
+  in_steps = in_steps && gpu_record_spans_steps();
   const int64_t first = in_steps ? step_first : gpu_first, last = in_steps ? step_last : gpu_last;
   if (busy.empty() || e <= first || b >= last) return {};
   // From the start of the last busy interval beginning before b to the first one beginning

@@ -41,16 +41,24 @@ bool completes_pageable_upload(const RuleIndex& ix, EventId sync) {
   return false;
 }
 
-std::vector<Interval> dataloader_intervals(const RuleIndex& ix, int64_t b, int64_t e) {
+// Host time in [b, e) that another pattern explains: the DataLoader (dataloader_stall's)
+// and allocator calls after warm-up with torch.cuda.empty_cache (alloc_churn's). GPU idle
+// while the host is in them is theirs, though a sync drained the queue before.
+std::vector<Interval> other_host_causes(const RuleIndex& ix, int64_t b, int64_t e) {
   std::vector<Interval> v;
   ix.dataloader.each_overlapping(ix.t, b, e, [&](EventId d) { v.emplace_back(ix.t.ts[d], ix.t.end(d)); });
+  for (const SpanList* l : {&ix.allocs, &ix.empty_cache})
+    l->each_overlapping(ix.t, b, e, [&](EventId a) {
+      if (ix.after_warmup(a)) v.emplace_back(ix.t.ts[a], ix.t.end(a));
+    });
   return merge_intervals(std::move(v));
 }
 
 struct SyncCase {
   EventId call;
   EventId op;      // enclosing cpu_op, or kNoEvent
-  int64_t idle;    // GPU idle it caused
+  int64_t idle;    // GPU idle it caused in the range
+  int64_t whole_idle;  // GPU idle it caused in all, also outside the range
 };
 
 std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector<CodeLocation>& locs) {
@@ -86,8 +94,11 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   int64_t blocked = 0, idle = 0;
   std::vector<Interval> idle_ivs;
   // A sync shortly before the range still explains idle inside it: the host resumes
-  // launching only after it.
-  ix.syncs.each_overlapping(t, begin - kSyncLookback, end, [&](EventId s) {
+  // launching only after it. So does one that opened an idle gap reaching into the range,
+  // however long the host then worked before launching again (logging after an .item()).
+  int64_t from = begin - kSyncLookback;
+  for (auto gap : ix.whole_idle_gaps(begin, end, true)) from = std::min(from, gap.first - kSyncLookback);
+  ix.syncs.each_overlapping(t, from, end, [&](EventId s) {
     // Under .item()/.nonzero() a sync is the pattern whatever its length: the host reads a
     // device value, and the queue it drained stays empty until the host launches again.
     const EventId op = ix.enclosing_op(s);
@@ -96,25 +107,37 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     if (t.dur[s] < kSyncMinDur && !reads_value) return;
     if (completes_pageable_upload(ix, s)) return;
     // The GPU idles from when its queue drains at the end of the sync until the next launch the
-    // host issues after it arrives; time the host spends in the DataLoader meanwhile is
-    // dataloader_stall's.
-    const int64_t resume = ix.resume_after(t.end(s));
+    // host issues after it arrives; time the host spends in the DataLoader or the allocator
+    // meanwhile is dataloader_stall's or alloc_churn's.
+    // When the host launches nothing more, the GPU stays idle to the end of the profiled
+    // steps (the last step's sync, then logging): the step waits all the same.
+    const auto [next, none] = ix.launch_range(t.end(s), INT64_MAX);
+    const bool to_steps_end = next == none && ix.gpu_record_spans_steps();
+    const int64_t resume = to_steps_end ? ix.step_last : ix.resume_after(t.end(s));
     if (resume <= begin) return;
     // The sync returns once the queue is empty; gaps while it waits are the queue's own.
     const int64_t drained = std::max(t.ts[s], t.end(s) - ix.launch_latency);
-    std::vector<Interval> gaps = uncovered(ix.busy, std::max(drained, ix.gpu_first), std::min(resume, ix.gpu_last));
-    const std::vector<Interval> dl = dataloader_intervals(ix, t.ts[s], resume);
-    int64_t caused = 0;
+    std::vector<Interval> gaps =
+        uncovered(ix.busy, std::max(drained, ix.gpu_first), std::min(resume, to_steps_end ? ix.step_last : ix.gpu_last));
+    const std::vector<Interval> dl = other_host_causes(ix, t.ts[s], resume);
+    int64_t caused = 0, whole = 0;
     // Counted where it falls in the range: a sync at a range's end costs the next range too.
     for (auto [gb, ge] : gaps)
-      for (auto iv : uncovered(dl, std::max(gb, begin), std::min(ge, end))) {
+      for (auto iv : uncovered(dl, gb, ge)) {
+        whole += iv.second - iv.first;
+        if (iv.second <= begin || iv.first >= end) continue;
+        iv = {std::max(iv.first, begin), std::min(iv.second, end)};
         caused += iv.second - iv.first;
         idle_ivs.push_back(iv);
       }
-    if (caused == 0 && t.ts[s] < begin) return;  // before the range and no idle in it
+    // A sync the range lies in is the range's, with its whole length, also when the GPU
+    // works off its queue meanwhile and idles only after the range: the host launches
+    // nothing while it waits. One that ended before the range is the range's only through
+    // idle in it.
+    if (caused == 0 && t.end(s) <= begin) return;
     blocked += t.dur[s];
     idle += caused;
-    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused});
+    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused, whole});
   });
   // Several syncs may be followed by the same idle: count it once.
   idle_ivs = merge_intervals(std::move(idle_ivs));
@@ -154,6 +177,22 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
                                      c.op == kNoEvent ? "" : fmt::format(" under {}", t.name_of(c.op)),
                                      dur_text(c.idle)));
   }
+  // The longest sync that crosses the range's edge: the range lies inside the wait.
+  const auto crossing = std::max_element(cases.begin(), cases.end(), [&](const SyncCase& a, const SyncCase& b) {
+    const bool ca = t.ts[a.call] < begin || t.end(a.call) > end, cb = t.ts[b.call] < begin || t.end(b.call) > end;
+    return ca != cb ? cb : t.dur[a.call] < t.dur[b.call];
+  });
+  if (const EventId c = crossing->call; overlap(t.ts[c], t.end(c), begin, end) > 0 && (t.ts[c] < begin || t.end(c) > end))
+    f.evidence.push_back(fmt::format("{} of {} crosses the range's edge ({}{} to {}{} of the range start): the host is "
+                                     "blocked in it, launching nothing{}; GPU idle {} after it until the host launches "
+                                     "again",
+                                     t.name_of(c), dur_text(t.dur[c]), t.ts[c] < begin ? "-" : "+",
+                                     dur_text(std::llabs(t.ts[c] - begin)), t.end(c) < begin ? "-" : "+",
+                                     dur_text(std::llabs(t.end(c) - begin)),
+                                     2 * covered(ix.busy, begin, end) >= end - begin
+                                         ? ", while the GPU works off what was queued before"
+                                         : "",
+                                     dur_text(crossing->whole_idle)));
   f.locations = user_locations(ix, f.events);
   f.fix = sync_fix(ix, cases.front(), f.locations);
   out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
