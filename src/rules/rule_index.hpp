@@ -177,6 +177,15 @@ struct DetectorOutput {
 
 using Detector = void (*)(const RuleIndex&, int64_t begin, int64_t end, DetectorOutput&);
 
+// The same-size copy the other way in the same step (without steps, within a second) of a
+// large host<->device copy: the two halves of an offload round trip; kNoEvent when none
+// (transfer_rules.cpp).
+EventId round_trip_partner(const RuleIndex& ix, EventId copy);
+// The synchronizing call that waits for `copy` to land: a sync issued under the same parent
+// as the copy's launching call, after it (tensor.cpu(), .to() with the default blocking
+// copy); kNoEvent when none.
+EventId sync_completing(const RuleIndex& ix, EventId copy);
+
 // One per catalog id, grouped by family (sync_rules.cpp, transfer_rules.cpp, ...).
 void detect_host_sync(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_alloc_churn(const RuleIndex&, int64_t, int64_t, DetectorOutput&);

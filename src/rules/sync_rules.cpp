@@ -44,6 +44,19 @@ bool completes_pageable_upload(const RuleIndex& ix, EventId sync) {
 // Host time in [b, e) that another pattern explains: the DataLoader (dataloader_stall's)
 // and allocator calls after warm-up with torch.cuda.empty_cache (alloc_churn's). GPU idle
 // while the host is in them is theirs, though a sync drained the queue before.
+// A sync that waits for a large copy of an offload round trip to land (tensor.cpu() of an
+// activation, then .cuda() of it) is offload_pingpong's business: the fix is not to move it.
+bool completes_round_trip(const RuleIndex& ix, EventId sync) {
+  const EventId parent = ix.tree.parent(sync);
+  if (parent == kNoEvent) return false;
+  for (EventId ch : ix.tree.children(parent)) {
+    if (!ix.has(ch, kMemcpyCall) || ix.t.ts[ch] > ix.t.ts[sync]) continue;
+    for (EventId g : ix.tree.children(ch))
+      if (ix.t.category[g] == Category::GpuMemcpy && round_trip_partner(ix, g) != kNoEvent) return true;
+  }
+  return false;
+}
+
 std::vector<Interval> other_host_causes(const RuleIndex& ix, int64_t b, int64_t e) {
   std::vector<Interval> v;
   ix.dataloader.each_overlapping(ix.t, b, e, [&](EventId d) { v.emplace_back(ix.t.ts[d], ix.t.end(d)); });
@@ -105,7 +118,7 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     const bool reads_value = op != kNoEvent && (ix.has(op, kSyncOp) || (ix.tree.parent(op) != kNoEvent &&
                                                                          ix.has(ix.tree.parent(op), kSyncOp)));
     if (t.dur[s] < kSyncMinDur && !reads_value) return;
-    if (completes_pageable_upload(ix, s)) return;
+    if (completes_pageable_upload(ix, s) || completes_round_trip(ix, s)) return;
     // The GPU idles from when its queue drains at the end of the sync until the next launch the
     // host issues after it arrives; time the host spends in the DataLoader or the allocator
     // meanwhile is dataloader_stall's or alloc_churn's.

@@ -2,6 +2,7 @@
 // offload_pingpong, redundant_copy.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -106,6 +107,9 @@ constexpr double kPingpongFireShare = 0.02;
 constexpr double kPingpongStrongShare = 0.30;
 // Without steps, the partner copy must lie within this of the copy (a step's order).
 constexpr int64_t kPingpongHorizon = 1'000'000'000;
+// How far before the range a round-trip copy may have landed and still leave the GPU idle
+// in it (the host syncs on it, then launches again): host_sync's lookback.
+constexpr int64_t kPingpongLookback = 10'000'000;
 // redundant_copy: large device-to-device copy time as a share of GPU busy time; 5% fires,
 // 30% is certain. And at least this many copies, so one odd copy does not fire.
 constexpr double kRedundantFireShare = 0.05;
@@ -215,40 +219,91 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   out.findings.push_back(std::move(f));
 }
 
+EventId round_trip_partner(const RuleIndex& ix, EventId g) {
+  const Trace& t = ix.t;
+  const Dir d = direction(t.name_of(g));
+  const int64_t b = bytes_of(t, g);
+  if (b < kLargeCopyBytes || (d != Dir::HtoD && d != Dir::DtoH)) return kNoEvent;
+  const int32_t step = ix.tree.step_of(g);
+  EventId partner = kNoEvent;
+  const int64_t lo = t.ts[g] - kPingpongHorizon, hi = t.end(g) + kPingpongHorizon;
+  ix.large_copies.each_overlapping(t, lo, hi, [&](EventId o) {
+    if (partner != kNoEvent || o == g || bytes_of(t, o) != b) return;
+    const Dir od = direction(t.name_of(o));
+    if (!((d == Dir::HtoD && od == Dir::DtoH) || (d == Dir::DtoH && od == Dir::HtoD))) return;
+    if (step >= 0 && ix.tree.step_of(o) != step) return;
+    partner = o;
+  });
+  return partner;
+}
+
+EventId sync_completing(const RuleIndex& ix, EventId g) {
+  const EventId l = ix.tree.launcher(g);
+  const EventId parent = l == kNoEvent ? kNoEvent : ix.tree.parent(l);
+  if (parent == kNoEvent) return kNoEvent;
+  for (EventId s : ix.tree.children(parent))
+    if (ix.has(s, kSyncCall) && ix.t.ts[s] >= ix.t.end(l)) return s;
+  return kNoEvent;
+}
+
 void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
-  // A round trip is longer than a window: a large copy overlapping the range is part of one
-  // when a copy of the same size went the other way in the same step (or, without steps,
-  // within kPingpongHorizon).
+  // A round trip is longer than a window: a large copy is part of one when a copy of the
+  // same size went the other way in the same step (or, without steps, within
+  // kPingpongHorizon). The range's share of it: the copies' time in it, and the GPU idle in
+  // it after a sync that waited for one of them to land, until the host launches again
+  // (the round trip's wait, not a scalar read's: host_sync leaves those syncs alone).
   RuleFinding f;
   int64_t time = 0, bytes = 0;
   size_t matched = 0;
   std::vector<EventId> partners;
-  ix.large_copies.each_overlapping(t, begin, end, [&](EventId g) {
-    const Dir d = direction(t.name_of(g));
-    const int64_t b = bytes_of(t, g);
-    const int32_t step = ix.tree.step_of(g);
-    EventId partner = kNoEvent;
-    const int64_t lo = t.ts[g] - kPingpongHorizon, hi = t.end(g) + kPingpongHorizon;
-    ix.large_copies.each_overlapping(t, lo, hi, [&](EventId o) {
-      if (partner != kNoEvent || o == g || bytes_of(t, o) != b) return;
-      const Dir od = direction(t.name_of(o));
-      if (!((d == Dir::HtoD && od == Dir::DtoH) || (d == Dir::DtoH && od == Dir::HtoD))) return;
-      if (step >= 0 && ix.tree.step_of(o) != step) return;
-      partner = o;
-    });
-    if (partner == kNoEvent) return;
+  std::vector<Interval> idle_ivs;
+  // The host waiting in such a sync across the range (the copy issued long before it).
+  EventId waiting = kNoEvent;
+  std::vector<EventId> candidates;
+  ix.large_copies.each_overlapping(t, begin - kPingpongLookback, end, [&](EventId g) { candidates.push_back(g); });
+  ix.syncs.each_overlapping(t, begin, end, [&](EventId s) {
+    const EventId parent = ix.tree.parent(s);
+    if (parent == kNoEvent) return;
+    for (EventId call : ix.tree.children(parent))
+      if (ix.has(call, kMemcpyCall) && t.ts[call] <= t.ts[s])
+        for (EventId g : ix.tree.children(call))
+          if (t.category[g] == Category::GpuMemcpy && ix.on_primary(g) && bytes_of(t, g) >= kLargeCopyBytes &&
+              std::find(candidates.begin(), candidates.end(), g) == candidates.end())
+            candidates.push_back(g);
+  });
+  for (EventId g : candidates) {
+    const EventId partner = round_trip_partner(ix, g);
+    if (partner == kNoEvent) continue;
+    int64_t idle = 0;
+    const EventId s = sync_completing(ix, g);
+    if (s != kNoEvent) {
+      const int64_t drained = std::max(t.ts[s], t.end(s) - ix.launch_latency);
+      for (auto iv : uncovered(ix.busy, std::max({drained, ix.gpu_first, begin}),
+                               std::min({ix.resume_after(t.end(s)), ix.gpu_last, end}))) {
+        idle += iv.second - iv.first;
+        idle_ivs.push_back(iv);
+      }
+    }
+    const bool waits_here = s != kNoEvent && overlap(t.ts[s], t.end(s), begin, end) > 0;
+    if (waits_here && (waiting == kNoEvent || t.dur[s] > t.dur[waiting])) waiting = s;
+    const int64_t here = overlap(t.ts[g], t.end(g), begin, end);
+    if (here == 0 && idle == 0 && !waits_here) continue;
     ++matched;
-    time += overlap(t.ts[g], t.end(g), begin, end);
-    bytes += b;
+    time += here;
+    bytes += bytes_of(t, g);
     f.events.push_back(g);
     partners.push_back(partner);
-  });
+  }
+  idle_ivs = merge_intervals(std::move(idle_ivs));
+  int64_t idle = 0;
+  for (auto [b, e] : idle_ivs) idle += e - b;
   const double range = static_cast<double>(end - begin);
-  if (matched == 0 || static_cast<double>(time) / range < kPingpongFireShare) return;
+  const double share = static_cast<double>(time + idle) / range;
+  if (matched == 0 || (share < kPingpongFireShare && waiting == kNoEvent)) return;
   f.id = "offload_pingpong";
-  f.confidence = confidence_between(static_cast<double>(time) / range, kPingpongFireShare, kPingpongStrongShare);
-  f.cost = time;
+  f.confidence = confidence_between(share, kPingpongFireShare, kPingpongStrongShare);
+  f.cost = std::min(end - begin, time + idle);
   span_of(t, f);
   const EventId g = f.events.front(), p = partners.front();
   f.events.insert(f.events.end(), partners.begin(), partners.end());
@@ -258,6 +313,17 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.evidence.push_back(fmt::format("{} {} ({}) and back: {} {} ({}), {} apart", t.name_of(g), bytes_text(bytes_of(t, g)),
                                    dur_text(t.dur[g]), t.name_of(p), bytes_text(bytes_of(t, p)), dur_text(t.dur[p]),
                                    dur_text(std::llabs(t.ts[p] - t.ts[g]))));
+  if (idle > 0)
+    f.evidence.push_back(fmt::format("GPU idle {} in the range after the host waits for these copies to land, until "
+                                     "it launches again ({} of the range)",
+                                     dur_text(idle), pct_text(static_cast<double>(idle) / range)));
+  if (waiting != kNoEvent && (t.ts[waiting] < begin || t.end(waiting) > end))
+    f.evidence.push_back(fmt::format("the host waits in {} of {} across the range ({}{} to {}{} of the range start) for "
+                                     "such a copy to land, launching nothing",
+                                     t.name_of(waiting), dur_text(t.dur[waiting]), t.ts[waiting] < begin ? "-" : "+",
+                                     dur_text(std::llabs(t.ts[waiting] - begin)), t.end(waiting) < begin ? "-" : "+",
+                                     dur_text(std::llabs(t.end(waiting) - begin))));
+  out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("keep the {} tensor that goes out and comes back on the GPU when memory allows{}; if offloading "
                       "is needed, use pinned buffers and prefetch on a side stream so the copies overlap compute",

@@ -1,0 +1,57 @@
+// offload_pingpong owns the wait of its round trip (issue 12 item 1): the sync under
+// tensor.cpu() / .cuda() that waits for a large copy to land, and the GPU idle after it
+// until the host launches again, are the round trip's, not host_sync's (the fix is not to
+// move the tensor, not to read a scalar later). Fixture: tests/data/rules/
+// vit_nsfw_h100_offload_pingpong.json.gz (a real ViT trace with a 128 MB round trip written
+// in by surgery.py; tests/data/rules/README.md).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rules_support.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using ttap::rules_support::Loaded;
+
+std::string dump(const std::vector<ttap::RuleFinding>& v) {
+  std::string s;
+  for (const auto& f : v) {
+    s += f.id + " " + std::string(ttap::severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
+    for (const auto& e : f.evidence) s += "  " + e + "\n";
+  }
+  return s;
+}
+
+bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
+  for (const auto& e : f.evidence)
+    if (e.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(RoundTripRules, TheRoundTripsSyncsAndIdleAreOffloadPingpongs) {
+  const Loaded& l = ttap::rules_support::load(ttap::test::data("rules/vit_nsfw_h100_offload_pingpong.json.gz"));
+  size_t waiting = 0, idle_after = 0, offload = 0;
+  for (auto [b, e] : l.windows) {
+    const auto found = l.engine->detect(b, e);
+    for (const auto& f : found) {
+      // The trace's only synchronizing calls are the round trip's two.
+      EXPECT_NE(f.id, "host_sync") << dump(found);
+      if (f.id != "offload_pingpong") continue;
+      ++offload;
+      EXPECT_EQ(&f, &found.front()) << dump(found);
+      waiting += evidence_has(f, "the host waits in cudaStreamSynchronize of 5.95 ms across the range (");
+      idle_after += evidence_has(f, "in the range after the host waits for these copies to land, until it launches again");
+      EXPECT_LE(f.cost, e - b);
+    }
+  }
+  // Each 5.95 ms copy spans about 30 of the 100 windows; the sync waits through them all.
+  EXPECT_GE(offload, 55u);
+  EXPECT_GE(waiting, 55u);
+  EXPECT_GE(idle_after, 1u);
+}
+
+}  // namespace
