@@ -98,9 +98,11 @@ void span_of(const Trace& t, RuleFinding& f) {
 // pageable_memcpy: copy time in the range; 0.5% fires, 5% is certain.
 constexpr double kPageableFireShare = 0.005;
 constexpr double kPageableStrongShare = 0.05;
-// small_transfers: count of small copies in the range; 8 fire, 64 is certain.
+// small_transfers: count of small copies around the range (at least kCopyContext of
+// time); 8 fire, 64 is certain.
 constexpr double kSmallFireCount = 8;
 constexpr double kSmallStrongCount = 64;
+constexpr int64_t kCopyContext = 1'000'000;
 // offload_pingpong: time of copies whose size went both ways; 2% of the range fires, 30% is
 // certain (the catalog's "memcpy a large share of step time").
 constexpr double kPingpongFireShare = 0.02;
@@ -180,8 +182,14 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   RuleFinding f;
   int64_t host = 0, bytes = 0, queued = 0, longest_queue = 0;
   int up = 0, down = 0;
+  size_t here = 0;  // copies of the burst that start in the range or hold the host in it
   std::map<std::string, int64_t> by_op;
-  for (EventId g : copies_in(ix, begin, end)) {
+  // The copies are judged over at least kCopyContext around the range, as launch_bound
+  // judges kernels: a 98 us window of a short trace holds 3 of a burst of 40 small uploads,
+  // too few to judge alone. The cost is the host time they take in the range.
+  const int64_t mid = begin + (end - begin) / 2;
+  const int64_t ctx_b = std::min(begin, mid - kCopyContext / 2), ctx_e = std::max(end, mid + kCopyContext / 2);
+  for (EventId g : copies_in(ix, ctx_b, ctx_e)) {
     const Dir d = direction(t.name_of(g));
     const int64_t b = bytes_of(t, g);
     if ((d != Dir::HtoD && d != Dir::DtoH) || b < 0 || b >= kSmallCopyBytes) continue;
@@ -189,13 +197,14 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
     const HostTime h = host_time(ix, g, begin, end, &op);
     host += h.own;
     queued += h.queued;
+    here += (t.ts[g] >= begin && t.ts[g] < end) || h.own + h.queued > 0;
     if (const EventId l = ix.tree.launcher(g); l != kNoEvent) longest_queue = std::max(longest_queue, t.ts[g] - t.ts[l]);
     bytes += b;
     (d == Dir::HtoD ? up : down)++;
     by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += 1;
     f.events.push_back(g);
   }
-  if (static_cast<double>(f.events.size()) < kSmallFireCount) return;
+  if (static_cast<double>(f.events.size()) < kSmallFireCount || here == 0) return;
   f.id = "small_transfers";
   f.confidence = confidence_between(static_cast<double>(f.events.size()), kSmallFireCount, kSmallStrongCount);
   f.cost = host;
@@ -204,6 +213,10 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    "{} of host time in the ops that issue them",
                                    f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
                                    bytes_text(bytes / static_cast<int64_t>(f.events.size())), dur_text(host)));
+  if (ctx_e - ctx_b > end - begin)
+    f.evidence.push_back(fmt::format("counted over the {} around the range, {} of them in it; the host time is the "
+                                     "range's",
+                                     dur_text(ctx_e - ctx_b), here));
   f.evidence.push_back(top_name(by_op) == "(no op)"
                            ? fmt::format("most issued outside any op ({} copies)", by_op["(no op)"])
                            : fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
