@@ -107,6 +107,9 @@ void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& stead
       if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);
       f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
     }
+  // The trace's severities can reorder a window's findings (an id lowered to info, another
+  // raised to error): name them again so no window lists a less severe finding first.
+  for (FlaggedWindow& w : r.flagged) std::stable_sort(w.findings.begin(), w.findings.end(), named_before<Finding>);
 }
 
 }  // namespace ttap
