@@ -44,11 +44,14 @@ Table timeline_table(const std::vector<GpuTimeline>& timelines) {
     for (auto [name, v] : rows) table.rows.push_back({int64_t{g.device}, std::string(name), ms(v), pct(v, g.total)});
   }
   if (timelines.empty()) table.note = "no GPU activity in this trace";
-  for (const auto& g : timelines)
-    if (g.from_steps) {
-      table.note = "scope: the GPU-side ProfilerStep annotations (as TraceLens); ops and kernels below use the same scope";
+  for (const auto& g : timelines) {
+    if (g.by_launch) {
+      table.note = "scope: the GPU work the CPU-side ProfilerSteps launched and work with no launch in the trace (the "
+                   "GPU-side step annotations are markers); ops and kernels below use the same scope";
       break;
     }
+    if (g.from_steps) table.note = "scope: the GPU-side ProfilerStep annotations; ops and kernels below use the same scope";
+  }
   return table;
 }
 

@@ -369,6 +369,163 @@ def unlinked_section():
     print(f"busy, every GPU event: {busy(gpu)} ns; only linked ones: {busy(linked)} ns; scope {hi - lo} ns")
 
 
+def rocm_scope_section():
+    """GPU work scoped by the CPU step that launched it where the GPU-side ProfilerStep
+    annotations are markers (ROCm: 16-18 us), not spans that hold their step's GPU work."""
+    for name in ["tracelens_resnet_ckpt_mi300.json.gz", "hta_mi250_toy.json.gz", "tracelens_qwen05b_h100.json.gz",
+                 "tracelens_vit_nsfw_h100.json.gz"]:
+        section("rocm_scope: " + name)
+        _, evs = load(name)
+        xs = [e for e in evs if e.get("ph") == "X"]
+        launch_at = {int(e["args"]["correlation"]): ns(e["ts"]) for e in xs
+                     if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {})}
+        cpu_steps = {int(e["name"].split("#")[1]): (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in xs
+                     if e.get("cat") != "gpu_user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")}
+        gpu_steps = [e for e in xs if e.get("cat") == "gpu_user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")]
+        gpu = [e for e in xs if e.get("cat") in GPU_CATS]
+        first_gpu = min(ns(e["ts"]) for e in gpu)
+
+        def launch_step(e):
+            """The number of the CPU step the event's launch lies in; None when no launch is
+            in the trace; -1 when the launch lies outside every step."""
+            at = launch_at.get(int(e["args"].get("correlation", -1)))
+            if at is None:
+                return None
+            return next((n for n, (b, en) in cpu_steps.items() if b <= at < en), -1)
+
+        for device in sorted({e["args"]["device"] for e in gpu}):
+            on = [e for e in gpu if e["args"]["device"] == device]
+            anns = [a for a in gpu_steps if a["args"].get("device", a["pid"]) == device]
+            spans = {int(a["name"].split("#")[1]): (ns(a["ts"]), ns(a["ts"]) + ns(a["dur"])) for a in anns}
+            launched = [e for e in on if launch_step(e) in spans]
+            held = [e for e in launched if spans[launch_step(e)][0] <= ns(e["ts"]) < spans[launch_step(e)][1]]
+            markers = bool(launched) and len(held) < 0.9 * len(launched)
+            print(f"device {device}: {len(anns)} GPU step annotations, durations (us) {[float(a['dur']) for a in anns]}; "
+                  f"they hold {len(held)} of the {len(launched)} GPU events their CPU steps launched -> "
+                  f"{'markers' if markers else 'spans' if anns else 'none'}")
+            if markers:
+                scope = [e for e in on if launch_step(e) != -1]
+                lo, hi = min(ns(e["ts"]) for e in scope), max(ns(e["ts"]) + ns(e["dur"]) for e in scope)
+                clip = lambda e: (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
+                stepped = [e for e in scope if launch_step(e) is not None]
+                print(f"  launched in steps {sorted({launch_step(e) for e in stepped})}: {len(stepped)} events, running "
+                      f"+{(min(ns(e['ts']) for e in stepped) - first_gpu) / 1e6:.2f} to "
+                      f"+{(max(ns(e['ts']) + ns(e['dur']) for e in stepped) - first_gpu) / 1e6:.2f} ms after the first GPU event; "
+                      f"{len(scope) - len(stepped)} more with no launch in the trace; "
+                      f"{sum(1 for e in on if launch_step(e) == -1)} launched outside the steps (left out)")
+            else:
+                lo = min(s[0] for s in spans.values()) if spans else min(ns(e["ts"]) for e in on)
+                hi = max(s[1] for s in spans.values()) if spans else max(ns(e["ts"]) + ns(e["dur"]) for e in on)
+                scope = [e for e in on if lo <= ns(e["ts"]) < hi]
+                clip = lambda e: (max(ns(e["ts"]), lo), min(ns(e["ts"]) + ns(e["dur"]), hi))
+            def merged(events):
+                iv = [clip(e) for e in events]
+                return sorted((b, en) for b, en in iv if en > b)
+            # The timeline: a span clips every GPU event of the device to it; markers take
+            # the scoped events whole.
+            timed = scope if markers else on
+            comm = [e for e in timed if e.get("cat") in ("kernel", "Kernel") and "nccl" in e["name"].lower()]
+            copy = [e for e in timed if e.get("cat") in ("gpu_memcpy", "Memcpy")]
+            compute = [e for e in timed if e not in comm and e not in copy]
+            busy = merged_length(merged(timed))
+            print(f"  scope [{lo}, {hi}) ns: total {hi - lo}, busy {busy}, computation {merged_length(merged(compute))}, "
+                  f"communication {merged_length(merged(comm))}, memcpy {merged_length(merged(copy))}")
+            names = collections.Counter(e["name"] for e in scope)
+            times = collections.Counter()
+            for e in scope:
+                times[e["name"]] += ns(e["dur"])
+            print(f"  kernel_summary: {len(scope)} GPU events ({sum(1 for e in scope if e.get('cat') in ('kernel', 'Kernel'))} kernels), "
+                  f"{sum(times.values())} ns; ncclDevKernel_Generic {names.get('ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)', 0)} "
+                  f"calls {times.get('ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)', 0)} ns")
+
+
+def owner_ops(xs):
+    """GPU event -> the innermost cpu_op around its launch on the launch's thread (the op its
+    time is attributed to), by a per-thread sweep with a stack."""
+    launch = {int(e["args"]["correlation"]): e for e in xs
+              if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {})}
+    by_thread = collections.defaultdict(list)
+    for e in xs:
+        if e.get("cat") in OP_CATS:
+            by_thread[(e["pid"], e["tid"])].append((ns(e["ts"]), 0, -ns(e["dur"]), e))
+    for e in launch.values():
+        by_thread[(e["pid"], e["tid"])].append((ns(e["ts"]), 1, -ns(e["dur"]), e))
+    op_of_launch = {}
+    for items in by_thread.values():
+        stack = []
+        for ts, kind, neg_dur, e in sorted(items, key=lambda x: x[:3]):
+            while stack and stack[-1][0] <= ts:
+                stack.pop()
+            if kind == 0:
+                stack.append((ts - neg_dur, e))
+            elif stack and ts - neg_dur <= stack[-1][0]:
+                op_of_launch[id(e)] = stack[-1][1]
+    out = {}
+    for e in xs:
+        if e.get("cat") in GPU_CATS:
+            l = launch.get(int(e["args"].get("correlation", -1)))
+            out[id(e)] = op_of_launch.get(id(l)) if l is not None else None
+    return out
+
+
+def categories_section():
+    """The three places where ttap's categories differ from TraceLens's rules."""
+    section("categories: tracelens_vllm_b200_eager multimem_all_reduce_kernel")
+    _, evs = load("tracelens_vllm_b200_eager.json.gz")
+    gpu = [e for e in evs if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+    mm = [e for e in gpu if "multimem_all_reduce_kernel" in e["name"]]
+    total = sum(ns(e["dur"]) for e in gpu)
+    print(f"{len(mm)} multimem_all_reduce_kernel events, {sum(ns(e['dur']) for e in mm)} ns of {total} ns GPU time "
+          f"({100 * sum(ns(e['dur']) for e in mm) / total:.1f}%); names with 'nccl' (TraceLens's communication rule): "
+          f"{sum(1 for e in gpu if 'nccl' in e['name'])}")
+    intervals = lambda es: sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in es)
+    others = [e for e in gpu if e not in mm and e.get("cat") != "gpu_memcpy"]
+    comm = intervals(mm)
+    # exposed = communication time not under other (computation) work
+    comp = intervals(others)
+    merged = []
+    for b, en in comp:
+        if merged and b <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], en)
+        else:
+            merged.append([b, en])
+    covered = 0
+    for b, en in comm:
+        for cb, ce in merged:
+            if ce <= b or cb >= en:
+                continue
+            covered += min(en, ce) - max(b, cb)
+    print(f"  as communication: {merged_length(comm)} ns, exposed (not under other kernels) {merged_length(comm) - covered} ns")
+
+    section("categories: softmax ops (reduce in ttap, other under TraceLens)")
+    for name in ["tracelens_owlv2_mi300.json.gz", "tracelens_xdit_flux1_capture.json.gz"]:
+        _, evs = load(name)
+        xs = [e for e in evs if e.get("ph") == "X"]
+        owner = owner_ops(xs)
+        gpu = [e for e in xs if e.get("cat") in GPU_CATS]
+        attributed = [e for e in gpu if owner[id(e)] is not None]
+        soft = [e for e in attributed if "softmax" in owner[id(e)]["name"]]
+        a, sm = sum(ns(e["dur"]) for e in attributed), sum(ns(e["dur"]) for e in soft)
+        print(f"{name}: softmax ops' kernels {len(soft)}, {sm} ns of {a} ns attributed to ops ({100 * sm / a:.1f}%); "
+              f"kernel names {sorted({e['name'][:60] for e in soft})}")
+
+    section("categories: DtoH copies launched by aten::copy_ (memcpy in ttap, elementwise under TraceLens)")
+    for name in ["tracelens_owlv2_mi300.json.gz", "hta_torchrec_a100_rank0.json.gz", "tracelens_vllm_b200_eager.json.gz"]:
+        _, evs = load(name)
+        xs = [e for e in evs if e.get("ph") == "X"]
+        owner = owner_ops(xs)
+        gpu = [e for e in xs if e.get("cat") in GPU_CATS]
+        copies = [e for e in gpu if e.get("cat") in ("gpu_memcpy", "Memcpy") and owner[id(e)] is not None
+                  and owner[id(e)]["name"] == "aten::copy_"]
+        kinds = collections.Counter(e["name"].split(" ")[1] for e in copies)
+        ops = {id(owner[id(e)]) for e in gpu if owner[id(e)] is not None and owner[id(e)]["name"] == "aten::copy_"}
+        dtoh = [e for e in copies if "DtoH" in e["name"]]
+        print(f"{name}: aten::copy_ ops with GPU work {len(ops)}; their copies {len(copies)} {dict(kinds)}, "
+              f"{sum(ns(e['dur']) for e in copies)} ns (DtoH {len(dtoh)}, {sum(ns(e['dur']) for e in dtoh)} ns) of "
+              f"{sum(ns(e['dur']) for e in gpu)} ns GPU time; their kernels "
+              f"{sum(1 for e in gpu if owner[id(e)] is not None and owner[id(e)]['name'] == 'aten::copy_' and e not in copies)}")
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["load", "tree", "analyze", "cli", "shared"]
     for w in which:
