@@ -55,9 +55,9 @@ bool is_communication_kernel(std::string_view name) {
 namespace {
 
 // Annotations that hold less than this share of the GPU events their CPU steps launched
-// are markers. CUDA's hold all of them (Kineto draws each around its step's correlated
-// work: 100% on every public CUDA and MI300 trace with spans); ROCm's 16-18 us markers on
-// tracelens_resnet_ckpt_mi300 hold 9 of 2,685, hta_mi250_toy's 1 ms one 8 of 16.
+// are markers. Spans hold all of it (Kineto draws each around its step's correlated work:
+// 100% on the four public traces with spans, two H100 and two MI300); the 16-18 us markers
+// of tracelens_resnet_ckpt_mi300 hold 9 of 2,685, hta_mi250_toy's 1 ms one 8 of 16.
 constexpr double kSpanHeldShare = 0.9;
 
 // Marks each device whose step annotations are markers, and sets its extent to the work it
