@@ -367,6 +367,36 @@ def unlinked_section():
     print(f"GPU events {len(gpu)}, without a launch {len(unlinked)}; scope {(hi - lo) / 1e6:.3f} ms "
           f"({'GPU step annotations' if steps else 'GPU activity'})")
     print(f"busy, every GPU event: {busy(gpu)} ns; only linked ones: {busy(linked)} ns; scope {hi - lo} ns")
+    # TraceLens's gpu_timeline on the same events (its GPUEventAnalyser: comm = "nccl" in a
+    # kernel's or memset's name, total = first start to last end of the events it keeps).
+    def union(iv):
+        out = []
+        for b, e in sorted(iv):
+            if out and b <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], e)
+            else:
+                out.append([b, e])
+        return out
+    def minus(a, b):
+        """Length of union a not covered by union b."""
+        covered = 0
+        for ab, ae in a:
+            for bb, be in b:
+                if be > ab and bb < ae:
+                    covered += min(ae, be) - max(ab, bb)
+        return sum(e - b for b, e in a) - covered
+    def tracelens_timeline(events):
+        iv = lambda es: union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in es])
+        copy = [e for e in events if e["cat"] in ("gpu_memcpy", "Memcpy")]
+        comm = [e for e in events if e not in copy and "nccl" in e["name"]]
+        comp = [e for e in events if e not in copy and e not in comm]
+        a, c, m, p = iv(events), iv(comm), iv(copy), iv(comp)
+        return {"computation": sum(e - b for b, e in p), "communication": sum(e - b for b, e in c),
+                "exposed_communication": minus(c, p), "memcpy": sum(e - b for b, e in m),
+                "exposed_memcpy": minus(m, union(p + c)), "busy": sum(e - b for b, e in a),
+                "total": a[-1][1] - a[0][0]}
+    print("TraceLens's timeline, include_unlinked_kernels=True:", tracelens_timeline(gpu))
+    print("TraceLens's timeline, by default (linked only):     ", tracelens_timeline(linked))
 
 
 def rocm_scope_section():
