@@ -12,33 +12,28 @@
 namespace ttap {
 
 // ---- Scope ------------------------------------------------------------------------------
-// The steady state the breakdowns describe, per device. When the GPU side carries
+// The steady state the breakdowns describe, per device: a span. When the GPU side carries
 // ProfilerStep#N annotations (gpu_user_annotation) that hold the GPU work their CPU steps
-// launched (CUDA's do: Kineto draws them around that work), the span from the first one's
-// start to the last one's end. When they are markers instead (ROCm writes 16-18 us ones
-// that hold almost none of it), the GPU work the CPU steps launched, by correlation, and
-// the work no launch in the trace links to (queued before recording began); only work
-// launched outside every step is left out. Otherwise all GPU activity.
+// launched (CUDA's do: Kineto draws each around that work), from the first one's start to
+// the last one's end. When they are markers instead (ROCm writes 16-18 us ones that hold
+// almost none of it), the span such annotations would have: from the start of the first
+// GPU event the CPU steps launched (by correlation) to the end of the last. Otherwise all
+// GPU activity.
 struct GpuScope {
   int32_t device = -1;
-  int64_t begin = 0;  // for by_launch, the extent of the scoped work
+  int64_t begin = 0;
   int64_t end = 0;
   bool from_steps = false;
-  bool by_launch = false;  // scoped by the launching CPU step (the annotations are markers)
+  bool by_launch = false;  // the span comes from the steps' launches: the annotations are markers
 };
 std::vector<GpuScope> gpu_scopes(const Trace& trace, const EventTree& tree);
-// Whether one GPU event of scope.device is in that scope (by start time for spans, by its
-// launch for by_launch scopes).
-bool in_gpu_scope(const Trace& trace, const EventTree& tree, const GpuScope& scope, EventId gpu_event);
-// GPU activity in its device's scope, by start time.
+// GPU activity that starts inside its device's scope, by start time.
 std::vector<EventId> scoped_gpu_events(const Trace& trace, const EventTree& tree);
 
 // ---- GPU timeline (TraceLens's gpu_timeline) -------------------------------------------
-// Interval unions over all streams of one device, clipped to its scope (a by_launch
-// scope takes its events whole and no others). computation =
+// Interval unions over all streams of one device, clipped to its scope. computation =
 // kernels and memsets that are not communication; exposed_* = the part not hidden under
-// computation (and, for memcpy, not under communication either); total = the scope's span
-// (the GPU step annotations', else first GPU event start to last GPU event end).
+// computation (and, for memcpy, not under communication either); total = the scope's span.
 struct GpuTimeline {
   int32_t device = -1;
   int64_t computation = 0;

@@ -60,14 +60,18 @@ namespace {
 // of tracelens_resnet_ckpt_mi300 hold 9 of 2,685, hta_mi250_toy's 1 ms one 8 of 16.
 constexpr double kSpanHeldShare = 0.9;
 
-// Marks each device whose step annotations are markers, and sets its extent to the work it
-// then scopes. `scopes` holds the annotation spans of the devices that have them.
+// Marks each device whose step annotations are markers and gives it the span Kineto draws
+// on CUDA: from the start of the first GPU event the CPU steps launched to the end of the
+// last. `scopes` holds the annotation spans of the devices that have them.
 void find_marker_annotations(const Trace& t, const EventTree& tree, std::map<int32_t, GpuScope>& scopes,
                              const std::map<std::pair<int32_t, int64_t>, Interval>& annotation_of) {
   if (tree.steps().empty()) return;  // no CPU step to compare the annotations with
+  // GPU work belongs to the step of its launch (EventTree::step_of); work without a launch
+  // in the trace has none.
+  const auto launched_in_a_step = [&tree](EventId g) { return tree.launcher(g) != kNoEvent && tree.step_of(g) >= 0; };
   std::map<int32_t, std::pair<int64_t, int64_t>> evidence;  // device -> launched, held
   for (EventId g : tree.gpu_events()) {
-    if (tree.launcher(g) == kNoEvent || tree.step_of(g) < 0) continue;
+    if (!launched_in_a_step(g)) continue;
     const int32_t device = t.track_of(g).device;
     const auto it = annotation_of.find({device, tree.steps()[tree.step_of(g)].number});
     if (it == annotation_of.end()) continue;  // no annotation for that step on this device
@@ -83,8 +87,9 @@ void find_marker_annotations(const Trace& t, const EventTree& tree, std::map<int
     s.end = INT64_MIN;
   }
   for (EventId g : tree.gpu_events()) {
+    if (!launched_in_a_step(g)) continue;
     const auto it = scopes.find(t.track_of(g).device);
-    if (it == scopes.end() || !it->second.by_launch || !in_gpu_scope(t, tree, it->second, g)) continue;
+    if (it == scopes.end() || !it->second.by_launch) continue;
     it->second.begin = std::min(it->second.begin, t.ts[g]);
     it->second.end = std::max(it->second.end, t.end(g));
   }
@@ -127,13 +132,6 @@ std::vector<GpuScope> gpu_scopes(const Trace& t, const EventTree& tree) {
   return out;
 }
 
-bool in_gpu_scope(const Trace& t, const EventTree& tree, const GpuScope& scope, EventId g) {
-  // Work with no launch in the trace counts, as everywhere in ttap's timeline; work whose
-  // launch lies outside every CPU step does not.
-  if (scope.by_launch) return tree.launcher(g) == kNoEvent || tree.step_of(g) >= 0;
-  return t.ts[g] >= scope.begin && t.ts[g] < scope.end;
-}
-
 std::vector<EventId> scoped_gpu_events(const Trace& t, const EventTree& tree) {
   const auto scopes = gpu_scopes(t, tree);
   std::vector<EventId> out;
@@ -141,7 +139,7 @@ std::vector<EventId> scoped_gpu_events(const Trace& t, const EventTree& tree) {
   for (EventId g : tree.gpu_events()) {
     const int32_t device = t.track_of(g).device;
     for (const auto& s : scopes) {
-      if (s.device == device && in_gpu_scope(t, tree, s, g)) {
+      if (s.device == device && t.ts[g] >= s.begin && t.ts[g] < s.end) {
         out.push_back(g);
         break;
       }
@@ -162,7 +160,6 @@ std::vector<GpuTimeline> timeline_over(const Trace& t, const EventTree& tree, co
     Sets s;
     for (EventId e : tree.gpu_events()) {
       if (t.track_of(e).device != scope.device) continue;
-      if (scope.by_launch && !in_gpu_scope(t, tree, scope, e)) continue;
       const Interval iv{std::max(t.ts[e], scope.begin), std::min(t.end(e), scope.end)};
       if (iv.second <= iv.first) continue;
       s.all.push_back(iv);

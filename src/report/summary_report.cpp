@@ -46,8 +46,8 @@ Table timeline_table(const std::vector<GpuTimeline>& timelines) {
   if (timelines.empty()) table.note = "no GPU activity in this trace";
   for (const auto& g : timelines) {
     if (g.by_launch) {
-      table.note = "scope: the GPU work the CPU-side ProfilerSteps launched and work with no launch in the trace (the "
-                   "GPU-side step annotations are markers); ops and kernels below use the same scope";
+      table.note = "scope: from the first to the last GPU work the CPU-side ProfilerSteps launched (the GPU-side step "
+                   "annotations are markers); ops and kernels below use the same scope";
       break;
     }
     if (g.from_steps) table.note = "scope: the GPU-side ProfilerStep annotations; ops and kernels below use the same scope";

@@ -434,30 +434,31 @@ def rocm_scope_section():
                   f"they hold {len(held)} of the {len(launched)} GPU events their CPU steps launched -> "
                   f"{'markers' if markers else 'spans' if anns else 'none'}")
             if markers:
-                scope = [e for e in on if launch_step(e) != -1]
-                lo, hi = min(ns(e["ts"]) for e in scope), max(ns(e["ts"]) + ns(e["dur"]) for e in scope)
-                clip = lambda e: (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
-                stepped = [e for e in scope if launch_step(e) is not None]
+                # The span Kineto draws around a step's GPU work on CUDA, drawn here from
+                # the work the CPU steps launched (by correlation).
+                stepped = [e for e in on if launch_step(e) not in (None, -1)]
+                lo, hi = min(ns(e["ts"]) for e in stepped), max(ns(e["ts"]) + ns(e["dur"]) for e in stepped)
                 print(f"  launched in steps {sorted({launch_step(e) for e in stepped})}: {len(stepped)} events, running "
-                      f"+{(min(ns(e['ts']) for e in stepped) - first_gpu) / 1e6:.2f} to "
-                      f"+{(max(ns(e['ts']) + ns(e['dur']) for e in stepped) - first_gpu) / 1e6:.2f} ms after the first GPU event; "
-                      f"{len(scope) - len(stepped)} more with no launch in the trace; "
-                      f"{sum(1 for e in on if launch_step(e) == -1)} launched outside the steps (left out)")
+                      f"+{(lo - first_gpu) / 1e6:.2f} to +{(hi - first_gpu) / 1e6:.2f} ms after the first GPU event; "
+                      f"{sum(1 for e in on if launch_step(e) is None)} GPU events with no launch in the trace, "
+                      f"{sum(1 for e in on if launch_step(e) == -1)} launched outside the steps")
+                every = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in on]
+                print(f"  every GPU event of the device, for comparison: {len(on)} events, total "
+                      f"{max(b for _, b in every) - min(a for a, _ in every)}, busy {merged_length(every)} ns")
             else:
                 lo = min(s[0] for s in spans.values()) if spans else min(ns(e["ts"]) for e in on)
                 hi = max(s[1] for s in spans.values()) if spans else max(ns(e["ts"]) + ns(e["dur"]) for e in on)
-                scope = [e for e in on if lo <= ns(e["ts"]) < hi]
-                clip = lambda e: (max(ns(e["ts"]), lo), min(ns(e["ts"]) + ns(e["dur"]), hi))
+            # The breakdowns: the GPU events that start in [lo, hi); the timeline clips every
+            # GPU event of the device to it.
+            scope = [e for e in on if lo <= ns(e["ts"]) < hi]
+            clip = lambda e: (max(ns(e["ts"]), lo), min(ns(e["ts"]) + ns(e["dur"]), hi))
             def merged(events):
                 iv = [clip(e) for e in events]
                 return sorted((b, en) for b, en in iv if en > b)
-            # The timeline: a span clips every GPU event of the device to it; markers take
-            # the scoped events whole.
-            timed = scope if markers else on
-            comm = [e for e in timed if e.get("cat") in ("kernel", "Kernel") and "nccl" in e["name"].lower()]
-            copy = [e for e in timed if e.get("cat") in ("gpu_memcpy", "Memcpy")]
-            compute = [e for e in timed if e not in comm and e not in copy]
-            busy = merged_length(merged(timed))
+            comm = [e for e in on if e.get("cat") in ("kernel", "Kernel") and "nccl" in e["name"].lower()]
+            copy = [e for e in on if e.get("cat") in ("gpu_memcpy", "Memcpy")]
+            compute = [e for e in on if e not in comm and e not in copy]
+            busy = merged_length(merged(on))
             print(f"  scope [{lo}, {hi}) ns: total {hi - lo}, busy {busy}, computation {merged_length(merged(compute))}, "
                   f"communication {merged_length(merged(comm))}, memcpy {merged_length(merged(copy))}")
             names = collections.Counter(e["name"] for e in scope)
