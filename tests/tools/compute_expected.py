@@ -348,6 +348,27 @@ def merged_length(intervals):
     return total
 
 
+def union(intervals):
+    """Sorted, disjoint [begin, end] lists covering the given intervals."""
+    out = []
+    for b, e in sorted(intervals):
+        if out and b <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([b, e])
+    return out
+
+
+def uncovered(a, b):
+    """Length of union a that union b does not cover."""
+    covered = 0
+    for ab, ae in a:
+        for bb, be in b:
+            if be > ab and bb < ae:
+                covered += min(ae, be) - max(ab, bb)
+    return sum(e - b for b, e in a) - covered
+
+
 def unlinked_section():
     section("unlinked: hta_torchrec_a100_rank0 GPU work no launch in the trace links to")
     _, evs = load("hta_torchrec_a100_rank0.json.gz")
@@ -369,22 +390,6 @@ def unlinked_section():
     print(f"busy, every GPU event: {busy(gpu)} ns; only linked ones: {busy(linked)} ns; scope {hi - lo} ns")
     # TraceLens's gpu_timeline on the same events (its GPUEventAnalyser: comm = "nccl" in a
     # kernel's or memset's name, total = first start to last end of the events it keeps).
-    def union(iv):
-        out = []
-        for b, e in sorted(iv):
-            if out and b <= out[-1][1]:
-                out[-1][1] = max(out[-1][1], e)
-            else:
-                out.append([b, e])
-        return out
-    def minus(a, b):
-        """Length of union a not covered by union b."""
-        covered = 0
-        for ab, ae in a:
-            for bb, be in b:
-                if be > ab and bb < ae:
-                    covered += min(ae, be) - max(ab, bb)
-        return sum(e - b for b, e in a) - covered
     def tracelens_timeline(events):
         iv = lambda es: union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in es])
         copy = [e for e in events if e["cat"] in ("gpu_memcpy", "Memcpy")]
@@ -392,8 +397,8 @@ def unlinked_section():
         comp = [e for e in events if e not in copy and e not in comm]
         a, c, m, p = iv(events), iv(comm), iv(copy), iv(comp)
         return {"computation": sum(e - b for b, e in p), "communication": sum(e - b for b, e in c),
-                "exposed_communication": minus(c, p), "memcpy": sum(e - b for b, e in m),
-                "exposed_memcpy": minus(m, union(p + c)), "busy": sum(e - b for b, e in a),
+                "exposed_communication": uncovered(c, p), "memcpy": sum(e - b for b, e in m),
+                "exposed_memcpy": uncovered(m, union(p + c)), "busy": sum(e - b for b, e in a),
                 "total": a[-1][1] - a[0][0]}
     print("TraceLens's timeline, include_unlinked_kernels=True:", tracelens_timeline(gpu))
     print("TraceLens's timeline, by default (linked only):     ", tracelens_timeline(linked))
@@ -509,24 +514,10 @@ def categories_section():
     print(f"{len(mm)} multimem_all_reduce_kernel events, {sum(ns(e['dur']) for e in mm)} ns of {total} ns GPU time "
           f"({100 * sum(ns(e['dur']) for e in mm) / total:.1f}%); names with 'nccl' (TraceLens's communication rule): "
           f"{sum(1 for e in gpu if 'nccl' in e['name'])}")
-    intervals = lambda es: sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in es)
-    others = [e for e in gpu if e not in mm and e.get("cat") != "gpu_memcpy"]
+    intervals = lambda es: union((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in es)
     comm = intervals(mm)
-    # exposed = communication time not under other (computation) work
-    comp = intervals(others)
-    merged = []
-    for b, en in comp:
-        if merged and b <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], en)
-        else:
-            merged.append([b, en])
-    covered = 0
-    for b, en in comm:
-        for cb, ce in merged:
-            if ce <= b or cb >= en:
-                continue
-            covered += min(en, ce) - max(b, cb)
-    print(f"  as communication: {merged_length(comm)} ns, exposed (not under other kernels) {merged_length(comm) - covered} ns")
+    comp = intervals(e for e in gpu if e not in mm and e.get("cat") != "gpu_memcpy")
+    print(f"  as communication: {merged_length(comm)} ns, exposed (not under other kernels) {uncovered(comm, comp)} ns")
 
     section("categories: softmax ops (reduce in ttap, other under TraceLens)")
     for name in ["tracelens_owlv2_mi300.json.gz", "tracelens_xdit_flux1_capture.json.gz"]:
