@@ -79,6 +79,17 @@ TEST(RocmStepScope, ResnetMi300ScopesTheWorkTheStepsLaunched) {
   EXPECT_EQ(rccl.time, 47200310);
 }
 
+// What a user reads: `ttap summary` says which scope its tables cover.
+TEST(RocmStepScope, SummarySaysTheAnnotationsAreMarkers) {
+  const auto r = ttap::suite::run_ttap({"summary", data_path("tracelens_resnet_ckpt_mi300.json.gz"), "--table", "gpu_timeline"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("total_time           56.5176"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the GPU-side step annotations are markers"), std::string::npos) << r.out;
+  const auto cuda = ttap::suite::run_ttap({"summary", data_path("tracelens_qwen05b_h100.json.gz"), "--table", "gpu_timeline"});
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.out.find("scope: the GPU-side ProfilerStep annotations;"), std::string::npos) << cuda.out;
+}
+
 // HTA's MI250 toy: one 1.03 ms GPU-side annotation that holds 8 of the 16 GPU events its
 // step launched. They run over 8.91 ms, 0.149 ms of it busy.
 TEST(RocmStepScope, Mi250ToyKeepsAllSixteenEvents) {
