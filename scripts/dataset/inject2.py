@@ -36,7 +36,6 @@ prints the manifest fields; make_corpus2.py builds data/ttap-bench-x with build(
 
 import argparse
 import bisect
-import copy
 import io
 import json
 import math
@@ -46,7 +45,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import trace_edit as te  # noqa: E402  (neutral I/O: load, write, schema names)
+import trace_edit as te  # noqa: E402  (neutral I/O: load, write, schema names, crop_span)
 
 GPU_CATS = te.GPU_CATS
 RUNTIME_CATS = te.RUNTIME_CATS
@@ -109,46 +108,6 @@ def step_spans(events, thread):
     out = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
            and (e.get("pid"), e.get("tid")) == thread and e.get("cat") != "gpu_user_annotation"]
     return sorted(out, key=lambda e: float(e["ts"]))
-
-
-def crop_span(doc, w0, w1):
-    """Events of [w0, w1]: CPU events (and instants) wholly inside, the GPU work their runtime
-    calls launched (wherever it ran), GPU annotations inside the kept GPU span, launch
-    flows of kept calls, other flows with both ends inside, all metadata. CPU events
-    crossing the edges are dropped (their children inside stay)."""
-    events = doc["traceEvents"]
-    kept, kept_corr = [], set()
-    for e in events:
-        ph, cat = e.get("ph"), e.get("cat")
-        if ph == "M" or "ts" not in e:
-            if ph == "M":
-                kept.append(e)
-            continue
-        if ph in ("s", "f") or cat in GPU_CATS or cat == "gpu_user_annotation" or cat == "Trace":
-            continue
-        if w0 <= float(e["ts"]) and end_of(e) <= w1:
-            kept.append(e)
-            if cat in RUNTIME_CATS and corr_of(e) is not None:
-                kept_corr.add(corr_of(e))
-    g0, g1 = w1, w0
-    for e in events:
-        if e.get("cat") in GPU_CATS and e.get("ph") == "X" and corr_of(e) in kept_corr:
-            kept.append(e)
-            g0, g1 = min(g0, float(e["ts"])), max(g1, end_of(e))
-    for e in events:
-        if e.get("cat") == "gpu_user_annotation" and g0 <= float(e["ts"]) and end_of(e) <= g1:
-            kept.append(e)
-    flows = {}
-    for e in events:
-        if e.get("ph") in ("s", "f"):
-            flows.setdefault((e.get("cat"), e.get("id")), []).append(e)
-    for (cat, fid), pair in flows.items():
-        ok = fid in kept_corr if cat in FLOW_CATS else all(w0 <= float(x["ts"]) <= w1 for x in pair)
-        if ok and len(pair) == 2:
-            kept.extend(pair)
-    out = {k: v for k, v in doc.items() if k != "traceEvents"}
-    out["traceEvents"] = copy.deepcopy(kept)
-    return out
 
 
 class Node:
@@ -818,7 +777,7 @@ def make(source_path, out_path, inject, seed, max_events=8000):
         _CACHE[source_path] = load_source(source_path)
     src = _CACHE[source_path]
     w0, w1, n_steps = choose_crop(src, rng, max_events)
-    doc = crop_span(src, w0, w1)
+    doc = te.crop_span(src, w0, w1)
     ed = Editor2(doc, rng)
     pat = Patterns(ed)
     st = step_spans(ed.events, ed.thread)

@@ -11,7 +11,14 @@ diffusion, LLM decode, recommendation training); val holds LLM serving on ROCm a
 ResNet training on a GeForce.
 
   make_corpus2.py [--out data/ttap-bench-x] [--work build-dataset-x] [--per-background N]
-Resumes from --work (one cached manifest line per trace); writes manifest.jsonl at the end."""
+Resumes from --work (one cached manifest line per trace); writes manifest.jsonl at the end.
+
+More training data from the same train backgrounds (models/MODEL_CARD.md, fifth round),
+kept out of data/ (its val and test backgrounds and files stay exactly as they are):
+  make_corpus2.py --out /tmp/ttap-bench-x-extra --work /tmp/build-dataset-xe \
+      --splits train --per-background 16 --plan-seed 5151 --tag xe
+A different --plan-seed gives other crops, patterns, sizes and positions; --tag names the
+files apart from the committed set's (x_...)."""
 
 import argparse
 import json
@@ -85,17 +92,23 @@ def main(argv=None):
     ap.add_argument("--work", default=os.path.join(ROOT, "build-dataset-x"))
     ap.add_argument("--per-background", type=int, default=8)
     ap.add_argument("--only", help="comma-separated background files (for a partial run)")
+    ap.add_argument("--splits", help="comma-separated splits whose backgrounds to use (default: all)")
+    ap.add_argument("--plan-seed", type=int, default=4242, help="seed of the plan (4242: data/ttap-bench-x)")
+    ap.add_argument("--tag", default="x", help="file name prefix (x: data/ttap-bench-x)")
     a = ap.parse_args(argv)
     os.makedirs(os.path.join(a.out, "traces"), exist_ok=True)
     os.makedirs(os.path.join(a.work, "lines"), exist_ok=True)
     only = set(a.only.split(",")) if a.only else None
+    splits = set(a.splits.split(",")) if a.splits else None
     log = open(os.path.join(a.work, "build.log"), "a")
-    for name, i, inject, seed in plan(a.per_background):
+    for name, i, inject, seed in plan(a.per_background, a.plan_seed):
         if only and name not in only:
             continue
         hw, task, model, mode, dist, split = BACKGROUNDS[name]
+        if splits and split not in splits:
+            continue
         stem = name.split(".")[0]
-        tag = f"x_{stem}_{i:02d}"
+        tag = f"{a.tag}_{stem}_{i:02d}"
         line_path = os.path.join(a.work, "lines", tag + ".json")
         if os.path.exists(line_path):
             continue

@@ -90,35 +90,44 @@ def steps(events, thread):
 
 
 def crop(doc, first, count):
-    """A new doc with steps [first, first+count) of the main thread: CPU events inside the
-    window, the GPU work their runtime calls launched, the flows joining kept events, all
-    metadata. Events crossing the window's edges (the whole-trace 'Trace' span, a step
-    outside) are dropped."""
-    events = doc["traceEvents"]
-    thread = main_thread(events)
-    st = steps(events, thread)
+    """A new doc with steps [first, first+count) of the main thread (crop_span of their span,
+    GPU annotations from the first step's start to the end of the kept GPU work)."""
+    thread = main_thread(doc["traceEvents"])
+    st = steps(doc["traceEvents"], thread)
     if not st:
         return copy.deepcopy(doc)
     sel = st[first:first + count]
-    w0, w1 = float(sel[0]["ts"]), end_of(sel[-1])
+    return crop_span(doc, float(sel[0]["ts"]), end_of(sel[-1]), annotations_from=float(sel[0]["ts"]))
+
+
+def crop_span(doc, w0, w1, annotations_from=None):
+    """A new doc with the events of [w0, w1]: CPU events (and instants) wholly inside, the
+    GPU work their runtime calls launched (wherever it ran), the flows joining kept events,
+    all metadata. Events crossing the edges (the whole-trace 'Trace' span, a step outside)
+    are dropped; their children inside stay. GPU annotations are kept when they lie inside
+    the span of the kept GPU work, or, with annotations_from, from that time to the later
+    of w1 and the kept GPU work's end (surgery.py's crops)."""
+    events = doc["traceEvents"]
     kept, kept_corr = [], set()
     for e in events:
         ph, cat = e.get("ph"), e.get("cat")
         if ph == "M":
             kept.append(e)
-        elif ph in ("s", "f") or cat in GPU_CATS or cat == "gpu_user_annotation":
+        elif ph in ("s", "f") or cat in GPU_CATS or cat == "gpu_user_annotation" or cat == "Trace":
             continue  # decided below, once the launches are known
         elif "ts" in e and w0 <= float(e["ts"]) and end_of(e) <= w1:
             kept.append(e)
             if cat in RUNTIME_CATS and corr_of(e) is not None:
                 kept_corr.add(corr_of(e))
-    gpu_end = w1
+    g0, g1 = w1, w0
     for e in events:
-        if e.get("cat") in GPU_CATS and corr_of(e) in kept_corr:
+        if e.get("cat") in GPU_CATS and e.get("ph") == "X" and corr_of(e) in kept_corr:
             kept.append(e)
-            gpu_end = max(gpu_end, end_of(e))
+            g0, g1 = min(g0, float(e["ts"])), max(g1, end_of(e))
+    if annotations_from is not None:
+        g0, g1 = annotations_from, max(g1, w1)
     for e in events:
-        if e.get("cat") == "gpu_user_annotation" and w0 <= float(e["ts"]) and end_of(e) <= gpu_end:
+        if e.get("cat") == "gpu_user_annotation" and g0 <= float(e["ts"]) and end_of(e) <= g1:
             kept.append(e)
     # Flows: a launch flow joins a runtime call and its GPU event by correlation id; other
     # flows (fwdbwd) are kept when both their ends fall in the window.
@@ -127,10 +136,7 @@ def crop(doc, first, count):
         if e.get("ph") in ("s", "f"):
             flows.setdefault((e.get("cat"), e.get("id")), []).append(e)
     for (cat, fid), pair in flows.items():
-        if cat in FLOW_CATS:
-            ok = fid in kept_corr
-        else:
-            ok = all(w0 <= float(x["ts"]) <= w1 for x in pair)
+        ok = fid in kept_corr if cat in FLOW_CATS else all(w0 <= float(x["ts"]) <= w1 for x in pair)
         if ok and len(pair) == 2:
             kept.extend(pair)
     out = {k: v for k, v in doc.items() if k != "traceEvents"}
