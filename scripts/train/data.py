@@ -20,6 +20,7 @@ class TraceFeatures:
     window_label: Optional[torch.Tensor]  # float [W] or None: the eval rule's label
     target: Optional[torch.Tensor] = None  # float [W]: what window-mode training fits (default: window_label)
     meta: Dict = field(default_factory=dict)
+    set: str = ""              # the labeled set it comes from (merge_features.py's "set", else the folder's name)
 
     @property
     def windows(self) -> int:
@@ -87,6 +88,7 @@ def load_features(feat_dir: str, limit: Optional[int] = None, instance_share: fl
         label = r.get("label")
         label = 1 if label in ("bad", 1, True) else 0
         out.append(TraceFeatures(folder=path, label=label, split=r.get("split", "train"),
+                                 set=r.get("set") or os.path.basename(os.path.normpath(feat_dir)),
                                  task=r.get("task", "other"), inputs=to_inputs(arrays), meta=meta,
                                  window_label=None if wl is None else torch.from_numpy(wl),
                                  target=None if target is None else torch.from_numpy(target)))

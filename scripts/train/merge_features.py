@@ -6,7 +6,9 @@ round):
   merge_features.py -o /tmp/both FEAT_A[:RULE] FEAT_B[:RULE] ...
 
 RULE keeps a folder's splits as they are ("all", the default) or keeps only the named ones,
-e.g. "test" (only its test split) or "train,val". Writes OUT/index.jsonl whose folders are
+e.g. "test" (only its test split) or "train,val". Each line gets "set": NAME when the spec
+is NAME=FEAT[:RULE], else the folder's name (train.py reports val per set and can select
+on it). Writes OUT/index.jsonl whose folders are
 absolute paths into the inputs (nothing is copied)."""
 import argparse
 import json
@@ -17,12 +19,16 @@ import sys
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--out", required=True)
-    ap.add_argument("inputs", nargs="+", help="FEAT[:splits,...]")
+    ap.add_argument("inputs", nargs="+", help="[NAME=]FEAT[:splits,...]")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     rows = []
     for spec in a.inputs:
-        path, _, rule = spec.partition(":")
+        name, eq, rest = spec.partition("=")
+        if not eq:
+            name, rest = "", spec
+        path, _, rule = rest.partition(":")
+        name = name or os.path.basename(os.path.normpath(path))
         keep = None if rule in ("", "all") else set(rule.split(","))
         with open(os.path.join(path, "index.jsonl")) as f:
             for line in f:
@@ -33,6 +39,7 @@ def main(argv=None):
                     continue
                 folder = r["folder"]
                 r["folder"] = folder if os.path.isabs(folder) else os.path.abspath(os.path.join(path, folder))
+                r.setdefault("set", name)
                 rows.append(r)
     with open(os.path.join(a.out, "index.jsonl"), "w") as f:
         for r in rows:

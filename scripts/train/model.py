@@ -14,6 +14,16 @@ Three stages, as in the TorchTraceAP paper:
      multi-head self-attention layer across the W windows; a linear head and a sigmoid give
      one score per window.
 
+Per-trace relative inputs (config rel_stats / rel_emb, off in models trained before the
+fifth round): hardware speed and model size differ between backgrounds, while an injected
+pattern differs from its own trace's other windows. So each window also gets
+  - rel_stats: 16 statistics of its events (counts, GPU and CPU busy shares, longest
+    gaps and launch delays, mean durations, copies), each as a robust z-score against the
+    same trace's windows (median and MAD over the W windows), and
+  - rel_emb: its pooled embedding as a robust z-score against the trace's windows,
+both projected and added to the window embedding. They are computed in forward from the
+documented inputs, so the C++ side and the feature format are unchanged.
+
 Everything is written with plain aten ops (linear, matmul, softmax, layer_norm, gelu,
 conv1d, embedding) so that the TorchScript file written by torch 1.13 loads in Debian's
 libtorch 1.13 and in newer releases (no fused transformer fast paths in the graph).
@@ -30,6 +40,7 @@ NUM_OPCATS = 16     # ttap::OpCategory::kCount (15) + 1 (0 = not an op)
 NUM_TRACKS = 17     # 0 = padding, 1-8 GPU streams, 9-16 CPU threads
 NUM_NUMERIC = 8
 REL_START_COL = 2   # event_numeric column of rel_start
+NUM_REL_STATS = 16  # window statistics of Detector.window_stats
 
 DEFAULT_CONFIG: Dict[str, int] = dict(
     vocab=4096,        # embedding rows for token ids (+1); larger ids fold back into range
@@ -45,6 +56,8 @@ DEFAULT_CONFIG: Dict[str, int] = dict(
     use_names=1,       # ablation: 0 = no name encoder
     use_window_tf=1,   # ablation: 0 = window embedding is the mean of event embeddings
     use_w2w=1,         # ablation: 0 = no window-to-window model (head on window embeddings)
+    rel_stats=0,       # 1 = window statistics as robust z-scores against the trace's windows
+    rel_emb=0,         # 1 = the pooled window embedding as a robust z-score against the trace's
 )
 
 
@@ -103,6 +116,8 @@ class Detector(nn.Module):
         self.use_names = bool(c["use_names"])
         self.use_window_tf = bool(c["use_window_tf"])
         self.use_w2w = bool(c["use_w2w"])
+        self.rel_stats = bool(c.get("rel_stats", 0))
+        self.rel_emb = bool(c.get("rel_emb", 0))
         self.num_kinds, self.num_opcats, self.num_tracks = NUM_KINDS, NUM_OPCATS, NUM_TRACKS
         self.rel_start_col = REL_START_COL
 
@@ -127,6 +142,9 @@ class Detector(nn.Module):
         # pooled mean (d) + log event count (1) -> D
         self.pool_proj = nn.Linear(d + 1, D)
         self.window_norm = nn.LayerNorm(D)
+        # per-trace relative inputs (only created when enabled: older files keep their keys)
+        self.stat_proj = nn.Linear(NUM_REL_STATS, D) if self.rel_stats else nn.Identity()
+        self.emb_rel_proj = nn.Linear(D, D) if self.rel_emb else nn.Identity()
 
         # 3. window-to-window model
         self.convs = nn.ModuleList([nn.Conv1d(D, D, 3, padding=dl, dilation=dl) for dl in (1, 2, 4)])
@@ -189,7 +207,47 @@ class Detector(nn.Module):
             n = max(1, int(used[s:e].max()))
             outs.append(self.encode_chunk(names, event_name[s:e, :n], event_kind[s:e, :n], event_opcat[s:e, :n],
                                           event_track[s:e, :n], event_numeric[s:e, :n], event_mask[s:e, :n]))
-        return torch.cat(outs, 0)
+        p = self.pool_proj(torch.cat(outs, 0))                  # [W, D]
+        # relative parts: against the whole trace's windows, so after all chunks
+        rel = torch.zeros_like(p)
+        if self.rel_stats:
+            rel = rel + self.stat_proj(robust_z(self.window_stats(event_numeric, event_mask), 0.05))
+        if self.rel_emb:
+            rel = rel + self.emb_rel_proj(robust_z(p, 0.1))
+        if self.rel_stats or self.rel_emb:
+            p = p + rel
+        return F.dropout(self.window_norm(p), self.p_drop, self.training)
+
+    def window_stats(self, event_numeric: torch.Tensor, event_mask: torch.Tensor) -> torch.Tensor:
+        """[W, NUM_REL_STATS] statistics of each window's events (absolute; robust_z makes
+        them relative to the trace). Columns of event_numeric: docs/features.md."""
+        m = event_mask.to(event_numeric.dtype)                  # [W, E]
+        g = m * event_numeric[:, :, 5]                          # GPU activity
+        c = m - g                                               # host events
+        top = c * (event_numeric[:, :, 4] == 0.0).to(m.dtype)   # top-level host events
+        cp = g * (event_numeric[:, :, 6] > 0.0).to(m.dtype)     # copies and sets
+        dur, delay, gap = event_numeric[:, :, 0], event_numeric[:, :, 1], event_numeric[:, :, 3]
+        share, nbytes, depth = event_numeric[:, :, 7], event_numeric[:, :, 6], event_numeric[:, :, 4]
+        ng, nc = g.sum(1).clamp(min=1.0), c.sum(1).clamp(min=1.0)
+        cols = [
+            torch.log1p(m.sum(1)),
+            torch.log1p(g.sum(1)),
+            torch.log1p(cp.sum(1)),
+            (share * g).sum(1).clamp(max=4.0),                  # GPU busy share (overlaps count twice)
+            (share * top).sum(1).clamp(max=4.0),                # host busy share
+            (share * c).max(1).values,                          # longest host event / window
+            (share * g).max(1).values,                          # longest GPU event / window
+            (gap * g).max(1).values,                            # longest GPU idle gap (log us)
+            (gap * c).max(1).values,                            # longest host gap (log us)
+            (delay * g).sum(1) / ng,                            # mean launch delay (log us)
+            (delay * g).max(1).values,
+            (dur * g).sum(1) / ng,                              # mean GPU event duration (log us)
+            (dur * c).sum(1) / nc,                              # mean host event duration (log us)
+            (dur * m).max(1).values,
+            (nbytes * cp).max(1).values,
+            (depth * c).sum(1) / nc,
+        ]
+        return torch.stack(cols, 1)
 
     def encode_chunk(self, names: torch.Tensor, event_name: torch.Tensor, event_kind: torch.Tensor,
                      event_opcat: torch.Tensor, event_track: torch.Tensor, event_numeric: torch.Tensor,
@@ -208,8 +266,7 @@ class Detector(nn.Module):
         mf = mask.to(x.dtype).unsqueeze(-1)                     # [w, E, 1]
         count = mf.sum(1)                                       # [w, 1]
         pooled = (x * mf).sum(1) / count.clamp(min=1.0)         # [w, d]
-        feat = torch.cat([pooled, torch.log1p(count) / 5.0], dim=1)
-        return F.dropout(self.window_norm(self.pool_proj(feat)), self.p_drop, self.training)
+        return torch.cat([pooled, torch.log1p(count) / 5.0], dim=1)
 
     # -- stage 3 -----------------------------------------------------------------------
     def window_logits(self, h: torch.Tensor) -> torch.Tensor:
@@ -235,6 +292,15 @@ class Detector(nn.Module):
         _, logits = self.embed_and_logits(name_tokens, event_name, event_kind, event_opcat, event_track,
                                           event_numeric, event_mask)
         return torch.sigmoid(logits).to(torch.float32)
+
+
+def robust_z(x: torch.Tensor, floor: float) -> torch.Tensor:
+    """[W, K] -> each column as (x - median) / (1.4826 MAD + floor) over the W windows, clipped
+    to +-8 and scaled by 1/4. The floor keeps a column that is constant over most windows
+    (MAD 0) from turning its rare other values into huge numbers."""
+    med = torch.median(x, dim=0).values.unsqueeze(0)
+    mad = torch.median((x - med).abs(), dim=0).values.unsqueeze(0)
+    return ((x - med) / (1.4826 * mad + floor)).clamp(-8.0, 8.0) * 0.25
 
 
 def count_parameters(m: nn.Module) -> int:

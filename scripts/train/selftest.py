@@ -12,6 +12,9 @@
    chance from trace labels alone. This is a check of the code path, not a result.
 6. instance_target: a labeled range shorter than a window marks the window holding most of
    it, a long range only the windows it covers by 20%.
+7. the per-trace relative inputs (rel_stats, rel_emb): a robust z-score does not move when
+   every window of a trace shifts by the same amount (a faster GPU), and does single out the
+   one window that differs; the val split that picks the epoch can be one set's or the worst.
 """
 import json
 import os
@@ -25,13 +28,15 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from data import instance_target  # noqa: E402
-from model import Detector, random_inputs  # noqa: E402
+from model import Detector, random_inputs, robust_z  # noqa: E402
+from train import selection_value  # noqa: E402
 
 torch.set_num_threads(1)
 
 
 def check_forward():
-    for cfg in [{}, {"use_names": 0}, {"use_window_tf": 0}, {"use_w2w": 0}, {"chunk": 7}]:
+    for cfg in [{}, {"use_names": 0}, {"use_window_tf": 0}, {"use_w2w": 0}, {"chunk": 7},
+                {"use_window_tf": 0, "rel_stats": 1}, {"rel_stats": 1, "rel_emb": 1, "chunk": 7}]:
         torch.manual_seed(0)
         m = Detector(dict(cfg, vocab=512)).eval()
         s = torch.jit.script(m)
@@ -123,7 +128,27 @@ def check_instance_target():
     print("ok instance_target")
 
 
+def check_relative():
+    g = torch.Generator().manual_seed(1)
+    x = torch.rand(50, 4, generator=g)
+    x[17] += 3.0                                   # one window unlike the trace's others
+    z = robust_z(x, 0.05)
+    assert torch.allclose(robust_z(x + 2.5, 0.05), z, atol=1e-5), "a shift of the whole trace moved the z-scores"
+    assert int(z.abs().sum(1).argmax()) == 17 and float(z[17].min()) > 1.0, z[17]
+    assert float(robust_z(torch.zeros(7, 3), 0.05).abs().max()) == 0.0  # constant column: 0, no nan
+    m = Detector({"vocab": 512, "use_window_tf": 0, "rel_stats": 1}).eval()
+    st = m.window_stats(*random_inputs(W=9, E=16, U=20, vocab=512)[5:])
+    assert st.shape == (9, 16) and not bool(torch.isnan(st).any())
+    res = {"val": {"trace_auc": 0.9, "window_auc": 0.9}, "val@a": {"trace_auc": 0.8, "window_auc": 0.6},
+           "val@b": {"trace_auc": 1.0, "window_auc": 0.9}}
+    assert abs(selection_value(res, "both", "pooled") - 0.9) < 1e-9
+    assert abs(selection_value(res, "both", "min") - 0.7) < 1e-9
+    assert abs(selection_value(res, "window", "b") - 0.9) < 1e-9
+    print("ok relative inputs and per-set selection")
+
+
 if __name__ == "__main__":
+    check_relative()
     check_instance_target()
     check_forward()
     check_training()

@@ -110,10 +110,13 @@ def evaluate(model, traces, train_tasks):
     scores = predict(model, traces)
     res = {}
     groups = {"train": [], "val": [], "test": [], "test_seen": [], "test_unseen": []}
+    val_sets = sorted({t.set for t in traces if t.split == "val"})
     for i, t in enumerate(traces):
         groups.setdefault(t.split, []).append(i)
         if t.split == "test":
             groups["test_seen" if t.task in train_tasks else "test_unseen"].append(i)
+        if t.split == "val" and len(val_sets) > 1:
+            groups.setdefault("val@" + t.set, []).append(i)
     for g, idx in groups.items():
         if not idx:
             continue
@@ -137,15 +140,27 @@ def evaluate(model, traces, train_tasks):
     return res, scores
 
 
-def selection_value(val_metrics, select):
-    """The val figure that picks the epoch: 'trace' AUC, 'window' AUC or 'both' (their mean)."""
-    t = val_metrics.get("trace_auc", float("nan"))
-    w = val_metrics.get("window_auc", float("nan"))
-    return {"trace": t, "window": w, "both": 0.5 * (t + w)}[select]
+def selection_value(res, select, select_on="pooled"):
+    """The val figure that picks the epoch: 'trace' AUC, 'window' AUC or 'both' (their mean),
+    over the pooled val split ('pooled'), the worst of the val splits of the merged sets
+    ('min': a model must hold on every set, the unseen-background one included), or one
+    set's val split (its name)."""
+    def value(m):
+        t = m.get("trace_auc", float("nan"))
+        w = m.get("window_auc", float("nan"))
+        return {"trace": t, "window": w, "both": 0.5 * (t + w)}[select]
+    per_set = {g[4:]: m for g, m in res.items() if g.startswith("val@")}
+    if select_on == "pooled" or not per_set:
+        return value(res.get("val", {}))
+    if select_on == "min":
+        return min(value(m) for m in per_set.values())
+    if select_on not in per_set:
+        raise SystemExit(f"--select-on {select_on}: no val split of that set (sets: {', '.join(sorted(per_set))})")
+    return value(per_set[select_on])
 
 
 def fmt(res):
-    keys = ["train", "val", "test", "test_seen", "test_unseen"]
+    keys = ["train", "val"] + sorted(g for g in res if g.startswith("val@")) + ["test", "test_seen", "test_unseen"]
     out = []
     for g in keys:
         if g in res:
@@ -180,6 +195,10 @@ def main():
                     help="window mode: weight of a trace BCE on the mean window score, added to the window BCE")
     ap.add_argument("--select", choices=["trace", "window", "both"],
                     help="val AUC that picks the epoch: trace, window, or their mean (default: weak trace, window window)")
+    ap.add_argument("--select-on", default="pooled",
+                    help="which val split picks the epoch: pooled, min (the worst of the merged sets' val splits) "
+                         "or a set's name (merge_features.py)")
+    ap.add_argument("--no-train-eval", action="store_true", help="score only val after each epoch")
     ap.add_argument("--limit", type=int, help="load only the first N traces (smoke tests)")
     a = ap.parse_args()
 
@@ -252,10 +271,11 @@ def main():
             sched.step()
             for k2, v in parts.items():
                 agg[k2] = agg.get(k2, 0.0) + v * len(batch)
-        res, _ = evaluate(model, train + val if a.mode == "window" else [t for t in traces if t.split in ("train", "val")],
-                          train_tasks)
-        v = res.get("val", {})
-        crit = selection_value(v, a.select or ("window" if a.mode == "window" else "trace"))
+        seen = train + val if a.mode == "window" else [t for t in traces if t.split in ("train", "val")]
+        # --no-train-eval: score val alone after each epoch (a third less time per epoch on a
+        # large train split; train is scored once, at the end)
+        res, _ = evaluate(model, val if a.no_train_eval else seen, train_tasks)
+        crit = selection_value(res, a.select or ("window" if a.mode == "window" else "trace"), a.select_on)
         if math.isnan(crit):
             crit = float(epoch) * 1e-9  # no val AUC (one class only): the last epoch wins
         tr_parts = {k2: round(v2 / max(1, len(order)), 4) for k2, v2 in agg.items()}
@@ -270,7 +290,8 @@ def main():
     train_seconds = time.time() - t_train
     model.load_state_dict(best_state)
     final, _ = evaluate(model, traces, train_tasks)
-    print(f"selected epoch {best_epoch} (val {a.select or ('window' if a.mode == 'window' else 'trace')} AUC {best:.3f})")
+    print(f"selected epoch {best_epoch} (val {a.select or ('window' if a.mode == 'window' else 'trace')} AUC "
+          f"{best:.3f}, {a.select_on})")
     print("final: " + fmt(final))
     export_cfg = dict(cfg)
     export_cfg["chunk"] = DEFAULT_CONFIG["chunk"]
