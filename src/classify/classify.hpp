@@ -83,7 +83,7 @@ void clip_cost_to_range(Finding& f, int64_t begin, int64_t end);
 // state); error from kErrorShare, warning from kWarningShare, else info. An id only the
 // LLM names, with no cost measured anywhere, is info. So a pattern is not an error in one
 // window and information in the next, and no window's length decides it. Each window's
-// findings are then put back in named_before order.
+// info findings then move behind its warnings and errors.
 void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady);
 
 // Folds an LLM verdict on one window into that window's rule findings: ids both name

@@ -107,9 +107,13 @@ void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& stead
       if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);
       f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
     }
-  // The trace's severities can reorder a window's findings (an id lowered to info, another
-  // raised to error): name them again so no window lists a less severe finding first.
-  for (FlaggedWindow& w : r.flagged) std::stable_sort(w.findings.begin(), w.findings.end(), named_before<Finding>);
+  // The trace's severities can lower a window's first finding to info and raise a later
+  // one: move info findings behind the others, so a window never names an info finding
+  // ahead of a warning or an error. Otherwise the window's own order stands (the finding
+  // that explains most of this window's time first), even where a finding of a costlier
+  // pattern elsewhere in the trace now carries a higher severity.
+  for (FlaggedWindow& w : r.flagged)
+    std::stable_partition(w.findings.begin(), w.findings.end(), [](const Finding& f) { return f.severity != Severity::info; });
 }
 
 }  // namespace ttap
