@@ -151,7 +151,10 @@ TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings
   TraceReport r;
   try {
     Loaded l = load_and_build(path);
+    const auto t1 = std::chrono::steady_clock::now();
     r = analyze_trace(l.trace, l.tree, settings);
+    spdlog::debug("{}: analyzed in {:.3f} s after the tree (windows, scores, rules, findings)", path,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
     if (also) also(l);
   } catch (const InputError& e) {
     r = {};
