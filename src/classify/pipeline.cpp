@@ -62,7 +62,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   TraceReport r;
   r.path = trace.source;
   // The what-if replays and the rule detectors' index need only the trace and its tree: on
-  // other cores while the headline is made and the windows are cut and scored.
+  // other cores while the headline is made and the windows are cut.
   std::future<std::vector<Saving>> savings = std::async(std::launch::async, [&] { return make_savings(trace, tree); });
   std::future<RuleEngine> engine = std::async(std::launch::async, [&] { return RuleEngine(trace, tree); });
   r.headline = make_headline(trace, tree);
@@ -80,6 +80,11 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (const Window& w : windows) ranges.emplace_back(w.begin, w.end);
   const std::vector<double> busy = gpu_busy_shares(trace, tree, ranges);
+  // Done before the windows are scored: libtorch's forward runs one OpenMP thread per core,
+  // and sharing the cores with this work made it 3x slower (142 ms against 48 on 130 MB).
+  r.savings = savings.get();
+  r.headline.recoverable = recoverable(r.savings);
+  const RuleEngine rules = engine.get();
 
   const TraceScores scores = score_windows(trace, tree, windows, settings.score);
   r.score = scores.trace;
@@ -91,10 +96,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
                          busy[i], false});
   if (windows.empty()) r.warnings.push_back("no events to cut into windows: nothing to score");
 
-  r.savings = savings.get();
-  r.headline.recoverable = recoverable(r.savings);
   const std::vector<size_t> top = top_windows(scores.window, settings.top_k);
-  const RuleEngine rules = engine.get();
   std::vector<LlmWindow> asked;
   for (size_t i : top) asked.push_back({windows[i].begin, windows[i].end, rules.detect(windows[i].begin, windows[i].end)});
   std::vector<LlmVerdict> verdicts;

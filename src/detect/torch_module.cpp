@@ -63,10 +63,6 @@ extern "C" ttap_detector_t* ttap_detector_load(const char* path, const char* dev
     d->device = (want == "cuda" || (want == "auto" && cuda)) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     d->device_name = d->device.is_cuda() ? "cuda" : "cpu";
     if (threads > 0) at::set_num_threads(threads);
-    // ttap runs one forward per trace, often one per process: the graph executor's profiling
-    // and optimization passes cost more on that first call (239 ms against 102 ms for 100
-    // windows on one core, scripts/bench/detector_latency.sh) than they could ever win back.
-    torch::jit::setGraphExecutorOptimize(false);
     d->module = torch::jit::load(path, d->device);
     d->module.eval();
     return d.release();
@@ -94,6 +90,12 @@ extern "C" int ttap_detector_score(ttap_detector_t* d, const ttap_features_t* f,
   });
   try {
     torch::NoGradGuard no_grad;
+    // ttap runs one forward per trace, often one per process: the graph executor's profiling
+    // and optimization passes cost more on that first call (239 ms against 102 ms for 100
+    // windows on one core, scripts/bench/detector_latency.sh) than they could ever win back.
+    // The switch is thread-local in libtorch: set by the thread that runs the forward (the
+    // model may have been loaded by another: the prefetch, or another -j worker).
+    torch::jit::setGraphExecutorOptimize(false);
     const auto& dev = d->device;
     const int64_t W = f->windows, E = f->events;
     std::vector<torch::jit::IValue> inputs{
