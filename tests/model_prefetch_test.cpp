@@ -90,5 +90,33 @@ TEST_F(ModelPrefetchTest, AnalyzeReportsTheOnDemandScores) {
   EXPECT_EQ(reported, on_demand_scores(t, tree, make_windows(t, tree, {})));
 }
 
+// Every worker scores like the first: the model is loaded by one thread (the prefetch) and
+// run by the -j workers, and libtorch's executor settings are per thread.
+TEST_F(ModelPrefetchTest, WorkersScoreLikeOneWorker) {
+  const std::vector<std::string> traces = {data_path(kTrace), data_path("kineto_resnet50_v100_nw0.json.gz"),
+                                           data_path("tracelens_vit_nsfw_h100.json.gz"), data_path("hta_alexnet_a100_small.json.gz")};
+  auto window_scores = [&](const std::string& jobs) {
+    std::vector<std::string> args = {"analyze", "--model", kModels, "--device", "cpu", "--format", "json", "--fail-on", "none", "-j", jobs};
+    args.insert(args.end(), traces.begin(), traces.end());
+    const suite::ProcResult r = suite::run_ttap(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser p;
+    simdjson::dom::element doc;
+    std::vector<std::vector<double>> out;
+    if (p.parse(r.out).get(doc) != simdjson::SUCCESS) {
+      ADD_FAILURE() << r.out;
+      return out;
+    }
+    for (simdjson::dom::element t : doc["traces"].get_array()) {
+      out.emplace_back();
+      for (simdjson::dom::element w : t["windows"].get_array()) out.back().push_back(double(w["score"]));
+    }
+    return out;
+  };
+  const auto one = window_scores("1");
+  ASSERT_EQ(one.size(), traces.size());
+  EXPECT_EQ(window_scores("3"), one);
+}
+
 }  // namespace
 }  // namespace ttap

@@ -101,7 +101,8 @@ TreePerfAnalyzer.from_file(sys.argv[1])' "$f") ;;
   esac
 }
 
-# "wall_s rss_kb" of the best of $runs, after a warm-up; "FAILED" if the warm-up fails.
+# "wall_s cpu_s rss_kb" of the run with the best wall time of $runs, after a warm-up;
+# "FAILED" if the warm-up fails.
 measure() {
   local tool=$1 f=$2
   tool_cmd "$tool" "$f"
@@ -110,13 +111,15 @@ measure() {
     echo "FAILED"
     return
   fi
-  local best="" best_rss=0 wall kb
+  local best="" best_cpu=0 best_rss=0 wall user sys kb
   for ((i = 0; i < runs; i++)); do
-    /usr/bin/time -o "$timing" -f '%e %M' "${cmd[@]}" > /dev/null 2>&1 || true
-    read -r wall kb < <(tail -1 "$timing")
-    if [[ -z $best ]] || awk -v a="$wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$wall; best_rss=$kb; fi
+    /usr/bin/time -o "$timing" -f '%e %U %S %M' "${cmd[@]}" > /dev/null 2>&1 || true
+    read -r wall user sys kb < <(tail -1 "$timing")
+    if [[ -z $best ]] || awk -v a="$wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+      best=$wall; best_rss=$kb; best_cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
+    fi
   done
-  echo "$best $best_rss"
+  echo "$best $best_cpu $best_rss"
 }
 
 # analyze must run the model: a missing model would silently time the rules fallback.
@@ -129,7 +132,8 @@ fi
 echo
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 echo "ttap $(git rev-parse --short HEAD) (Release, build-bench/); $(date -u '+%Y-%m-%d %H:%M UTC'); best of $runs after a warm-up"
-echo "cells: wall s (GB/s of uncompressed JSON) and peak RSS MB; load: the 1-minute load average before the row"
+echo "cells: wall s (GB/s of uncompressed JSON), CPU s (user + system, all threads) and peak RSS MB of the run with the"
+echo "best wall time; load: the 1-minute load average before the row"
 echo
 printf '| input | JSON MB | load | ttap summary | ttap analyze (model on CPU) | Python json.load | HTA load + breakdowns | TraceLens tree |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
@@ -147,8 +151,8 @@ for f in "${inputs[@]}"; do
     fi
     m=$(measure "$tool" "$f")
     if [[ $m == FAILED ]]; then cells+=("failed"); continue; fi
-    read -r wall kb <<< "$m"
-    cells+=("$(awk -v w="$wall" -v b="$jb" -v r="$kb" 'BEGIN { printf "%.2f s (%s GB/s), %.0f MB", w, (w > 0 ? sprintf("%.2f", b / 1e9 / w) : "-"), r / 1024 }')")
+    read -r wall cpu kb <<< "$m"
+    cells+=("$(awk -v w="$wall" -v c="$cpu" -v b="$jb" -v r="$kb" 'BEGIN { printf "%.2f s (%s GB/s), CPU %.2f s, %.0f MB", w, (w > 0 ? sprintf("%.2f", b / 1e9 / w) : "-"), c, r / 1024 }')")
   done
   printf '| %s | %.1f | %s | %s | %s | %s | %s | %s |\n' "$(basename "$f")" "$(awk -v b="$jb" 'BEGIN { print b / 1e6 }')" "$load" \
     "${cells[0]}" "${cells[1]}" "${cells[2]}" "${cells[3]}" "${cells[4]}"
@@ -159,5 +163,5 @@ echo "where analyze's time goes, from \`ttap -v analyze FILE\` (one run each):"
 for f in "${inputs[@]}"; do
   echo "  $(basename "$f"):"
   "$ttap" -v analyze "$f" --device cpu --fail-on none -o /dev/null 2>&1 |
-    grep -E 'loaded in|detector' | sed -E 's/^.*debug: /    /; s/^[^ ].*: ([0-9]+ events)/    \1/'
+    grep -E 'loaded in|detector|analyzed in' | sed -E 's/^.*debug: //; s#^[^ ]+\.json(\.gz)?: ##; s/^/    /'
 done
