@@ -3,6 +3,9 @@
 // libtorch pulls in, then libtorch's static initializers), the TorchScript model's load,
 // the sentencepiece module and its model. CPU time of the process (all threads) and wall
 // time per phase. Run by scripts/bench/module_load_bench.sh.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1  // dlmopen
+#endif
 #include <dlfcn.h>
 
 #include <chrono>
@@ -39,7 +42,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   Phase p;
-  void* torch = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);  // as src/runtime/module_loader.cpp opens it
+  // As src/runtime/module_loader.cpp opens it; or, to see whether the executable's libraries
+  // in the lookup scope cost anything, in a link-map namespace of its own.
+  void* torch = std::getenv("MODULE_LOAD_BENCH_DLMOPEN") ? dlmopen(LM_ID_NEWLM, argv[1], RTLD_NOW | RTLD_LOCAL)
+                                                         : dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!torch) {
     std::fprintf(stderr, "%s\n", dlerror());
     return 1;
