@@ -248,7 +248,7 @@ int main(int argc, char** argv) {
     const int code = dispatch(argc, argv);
     if (ttap::any_module_opened()) {
       // libtorch's static destructors deregister each of its thousands of operators, about
-      // 50 ms of CPU at every exit that loaded it. The command is done (its reports written
+      // 40 ms of CPU at every exit that loaded it (scripts/bench/module_load_bench.sh). The command is done (its reports written
       // and closed, its threads joined): flush what is buffered and leave without them.
       spdlog::default_logger()->flush();
       std::fflush(nullptr);

@@ -82,7 +82,7 @@ extern "C" int ttap_detector_score(ttap_detector_t* d, const ttap_features_t* f,
   // VMs): keep blocks up to 32 MB on the heap and the heap's free top up to 512 MB.
   // Process-wide, which suits a command-line tool; 102 ms -> 73 ms for the same forward.
   // Set at the first forward, not at load: the model now loads while the trace is parsed,
-  // and the parser's freed buffers kept on the heap raised analyze's peak RSS by 110 MB.
+  // and the parse keeps glibc's defaults, as it had when the model loaded after it.
   static std::once_flag heap_tuned;
   std::call_once(heap_tuned, [] {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
