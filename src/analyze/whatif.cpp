@@ -190,10 +190,21 @@ int64_t simulate(const Trace& t, const EventTree& tree, const std::vector<Interv
   return new_start.empty() ? 0 : total / static_cast<int64_t>(new_start.size());
 }
 
-}  // namespace
+// What the DataLoader and host-sync estimates share: the frame and, with steps, the steps
+// replayed as they are (whatif_all computes them once for both).
+struct AsIs {
+  StepFrame f;
+  int64_t replayed = 0;
+};
 
-WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) {
-  const StepFrame f = frame(t, tree);
+AsIs as_is(const Trace& t, const EventTree& tree) {
+  AsIs a{frame(t, tree)};
+  if (!tree.steps().empty()) a.replayed = simulate(t, tree, {}, true);
+  return a;
+}
+
+WhatIf dataloader_from(const Trace& t, const EventTree& tree, const AsIs& base) {
+  const StepFrame& f = base.f;
   NameClassifier names(t);
   std::vector<Interval> loader;
   for (EventId e = 0; e < t.size(); ++e) {
@@ -202,7 +213,7 @@ WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) {
   }
   loader = merge_intervals(std::move(loader));
   if (!tree.steps().empty()) {
-    const int64_t saved = simulate(t, tree, {}, true) - simulate(t, tree, loader, true);
+    const int64_t saved = base.replayed - simulate(t, tree, loader, true);
     return finish({"dataloader_stall", "prefetch batches in DataLoader workers (num_workers > 0, pin_memory)", 0, 0,
                    "the steps replayed with and without the DataLoader __next__ spans on the CPU: launches move earlier, "
                    "GPU work follows its launches and streams, syncs wait for the GPU"},
@@ -215,10 +226,10 @@ WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) {
                 exposed, f);
 }
 
-WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) {
-  const StepFrame f = frame(t, tree);
+WhatIf host_sync_from(const Trace& t, const EventTree& tree, const AsIs& base) {
+  const StepFrame& f = base.f;
   if (!tree.steps().empty()) {
-    const int64_t saved = simulate(t, tree, {}, true) - simulate(t, tree, {}, false);
+    const int64_t saved = base.replayed - simulate(t, tree, {}, false);
     return finish({"host_sync", "keep values on the device; sync or log every N steps", 0, 0,
                    "the steps replayed with synchronizing calls that wait for the GPU and with calls that return at once"},
                   saved * static_cast<int64_t>(f.steps), f);
@@ -239,6 +250,12 @@ WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) {
                  "GPU idle time from each synchronizing call's start to the next GPU work after it (no steps to replay)"},
                 idle, f);
 }
+
+}  // namespace
+
+WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) { return dataloader_from(t, tree, as_is(t, tree)); }
+
+WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) { return host_sync_from(t, tree, as_is(t, tree)); }
 
 WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
   const StepFrame f = frame(t, tree, Floor::without_copies);
@@ -279,7 +296,8 @@ WhatIf whatif_exposed_comm(const Trace& t, const EventTree& tree) {
 }
 
 std::vector<WhatIf> whatif_all(const Trace& t, const EventTree& tree) {
-  std::vector<WhatIf> all = {whatif_dataloader(t, tree), whatif_host_sync(t, tree), whatif_pageable_memcpy(t, tree),
+  const AsIs base = as_is(t, tree);
+  std::vector<WhatIf> all = {dataloader_from(t, tree, base), host_sync_from(t, tree, base), whatif_pageable_memcpy(t, tree),
                              whatif_exposed_comm(t, tree)};
   std::erase_if(all, [](const WhatIf& w) { return w.saved_per_step <= 0; });
   std::sort(all.begin(), all.end(), [](const WhatIf& a, const WhatIf& b) { return a.saved_per_step > b.saved_per_step; });
