@@ -25,6 +25,10 @@ struct LoadedModule {
 // on its first log line (tests/modules_test.cpp).
 LoadedModule open_module(const std::string& file_name, const char* env_var);
 
+// Whether open_module has opened a module in this process (main then exits without
+// running libtorch's static destructors).
+bool any_module_opened();
+
 // The folder of the running executable ("." when /proc/self/exe cannot be read).
 std::string executable_dir();
 

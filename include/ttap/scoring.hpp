@@ -3,6 +3,7 @@
 // multiple-instance trace score).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,25 @@ struct TraceScores {
   std::string device;          // "cpu"/"cuda" for the model; "" otherwise
   double seconds = 0;          // time spent scoring (features + forward for the model)
   std::string warning;         // e.g. why the model could not be used and what was used instead
+};
+
+// Starts loading the detector the options name (dlopen of the libtorch module, its static
+// initializers, the TorchScript model, the tokenizer) on a background thread, so that
+// work overlaps reading the trace: about 0.45 s of CPU that otherwise comes before the
+// first forward. score_windows then waits for it, and reports its errors as it would
+// have without the prefetch. Does nothing for the scorers that run no model. The
+// returned handle joins the thread when destroyed; keep it alive while scoring.
+class ModelPrefetch {
+ public:
+  ModelPrefetch();
+  explicit ModelPrefetch(const ScoreOptions& options);
+  ModelPrefetch(ModelPrefetch&&) noexcept;
+  ModelPrefetch& operator=(ModelPrefetch&&) noexcept;
+  ~ModelPrefetch();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Throws InputError (bad --model path) or std::runtime_error (model failed to run).

@@ -42,25 +42,7 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 
 # ---- build --------------------------------------------------------------------------
-src_dir=.
-if [[ -n $rev ]]; then
-  src_dir=build-bench/src
-  rm -rf "$src_dir" && mkdir -p "$src_dir"
-  git archive "$rev" | tar -x -C "$src_dir"
-  echo "building $(git rev-parse --short "$rev") (git archive) into build-bench"
-else
-  echo "building the working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include CMakeLists.txt || echo ', with local changes')) into build-bench"
-fi
-# A cache made from the other source tree (working tree vs --rev) cannot be reused.
-if [[ -f build-bench/CMakeCache.txt ]] &&
-   ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$(realpath "$src_dir")" build-bench/CMakeCache.txt; then
-  rm -rf build-bench/CMakeCache.txt build-bench/CMakeFiles
-fi
-cmake -S "$src_dir" -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTTAP_BUILD_TESTS=OFF > build-bench.log 2>&1 \
-  || { tail -30 build-bench.log; exit 1; }
-ninja -C build-bench -j2 ttap >> build-bench.log 2>&1 || { grep -m20 -B2 -A10 'error' build-bench.log; exit 1; }
-rm -f build-bench.log
-ttap=$root/build-bench/ttap
+ttap=$(bash scripts/bench/build_release.sh $rev | tail -1)
 
 # ---- inputs -------------------------------------------------------------------------
 name=$(basename "$source"); name=${name%.gz}; name=${name%.json}

@@ -2,6 +2,7 @@
 // scores (scoring.hpp), rule detectors on the top-k windows and across the steady state
 // (rules.hpp), the LLM when configured (llm.hpp), then findings, ignores and the gate.
 #include <algorithm>
+#include <future>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -60,9 +61,11 @@ void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& f
 TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const AnalyzeSettings& settings) {
   TraceReport r;
   r.path = trace.source;
+  // The what-if replays and the rule detectors' index need only the trace and its tree: on
+  // other cores while the headline is made and the windows are cut.
+  std::future<std::vector<Saving>> savings = std::async(std::launch::async, [&] { return make_savings(trace, tree); });
+  std::future<RuleEngine> engine = std::async(std::launch::async, [&] { return RuleEngine(trace, tree); });
   r.headline = make_headline(trace, tree);
-  r.savings = make_savings(trace, tree);
-  r.headline.recoverable = recoverable(r.savings);
 
   const SteadyState steady = steady_state(trace, tree);
   r.begin = steady.begin;
@@ -77,6 +80,11 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (const Window& w : windows) ranges.emplace_back(w.begin, w.end);
   const std::vector<double> busy = gpu_busy_shares(trace, tree, ranges);
+  // Done before the windows are scored: libtorch's forward runs one OpenMP thread per core,
+  // whose barriers stall when another thread holds one of those cores.
+  r.savings = savings.get();
+  r.headline.recoverable = recoverable(r.savings);
+  const RuleEngine rules = engine.get();
 
   const TraceScores scores = score_windows(trace, tree, windows, settings.score);
   r.score = scores.trace;
@@ -89,7 +97,6 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   if (windows.empty()) r.warnings.push_back("no events to cut into windows: nothing to score");
 
   const std::vector<size_t> top = top_windows(scores.window, settings.top_k);
-  const RuleEngine rules(trace, tree);
   std::vector<LlmWindow> asked;
   for (size_t i : top) asked.push_back({windows[i].begin, windows[i].end, rules.detect(windows[i].begin, windows[i].end)});
   std::vector<LlmVerdict> verdicts;

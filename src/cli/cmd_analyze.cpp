@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -25,6 +26,7 @@
 #include "jsonl_writer.hpp"
 #include "ttap/input.hpp"
 #include "ttap/report.hpp"
+#include "ttap/scoring.hpp"
 #include "ttap/version.hpp"
 
 namespace ttap::cli {
@@ -143,10 +145,16 @@ std::optional<AnalyzeConfig> read_config(const std::string& explicit_path) {
 // `also` sees the loaded trace before it is dropped (the job view takes its collectives).
 TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings, const std::function<void(const Loaded&)>& also) {
   const auto t0 = std::chrono::steady_clock::now();
+  // The file's hash (for ttap merge) reads it once more: on its own thread, it overlaps the
+  // single-threaded analysis instead of adding to it.
+  std::future<std::string> hash = std::async(std::launch::async, content_hash, path);
   TraceReport r;
   try {
     Loaded l = load_and_build(path);
+    const auto t1 = std::chrono::steady_clock::now();
     r = analyze_trace(l.trace, l.tree, settings);
+    spdlog::debug("{}: analyzed in {:.3f} s after the tree (windows, scores, rules, findings)", path,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
     if (also) also(l);
   } catch (const InputError& e) {
     r = {};
@@ -164,7 +172,7 @@ TraceReport analyze_one(const std::string& path, const AnalyzeSettings& settings
     r.error = fmt::format("internal error: {}", e.what());
   }
   r.path = path;
-  r.content_hash = content_hash(path);
+  r.content_hash = hash.get();
   if (r.verdict == Verdict::error) {
     r.gate_failed = true;
     // The loader's message starts with the path; the report names the path already.
@@ -258,6 +266,8 @@ int run_analyze(const AnalyzeOptions& o) {
     // A path that is not there is reported once, by the first shard, not by all N.
     if (shard.index != 1) inputs.errors.clear();
   }
+  // libtorch and the model load while the first trace is read (joined on return).
+  const ModelPrefetch prefetch = inputs.files.empty() && o.baseline.empty() ? ModelPrefetch() : ModelPrefetch(settings.score);
   Report report;
   report.warnings = inputs.warnings;
   report.tool_version = std::string(version());

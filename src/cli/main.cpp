@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "ttap/input.hpp"
+#include "ttap/module_loader.hpp"
 #include "ttap/tokenizer.hpp"
 #include "ttap/version.hpp"
 
@@ -244,7 +245,16 @@ int main(int argc, char** argv) {
   }
 #endif
   try {
-    return dispatch(argc, argv);
+    const int code = dispatch(argc, argv);
+    if (ttap::any_module_opened()) {
+      // libtorch's static destructors deregister each of its thousands of operators, about
+      // 40 ms of CPU at every exit that loaded it (scripts/bench/module_load_bench.sh). The command is done (its reports written
+      // and closed, its threads joined): flush what is buffered and leave without them.
+      spdlog::default_logger()->flush();
+      std::fflush(nullptr);
+      std::_Exit(code);
+    }
+    return code;
   } catch (const ttap::InputError& e) {
     fmt::print(stderr, "ttap: error: {}\n", e.what());
     return kBadInput;

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -97,9 +98,38 @@ LoadedModel& model_for(const ScoreOptions& o) {
   return *slot;
 }
 
+bool runs_model(Scorer s) { return s == Scorer::model || s == Scorer::hybrid; }
+
 double mean(const std::vector<double>& v) { return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
 
 }  // namespace
+
+struct ModelPrefetch::Impl {
+  std::thread loader;
+  ~Impl() {
+    if (loader.joinable()) loader.join();
+  }
+};
+
+ModelPrefetch::ModelPrefetch(const ScoreOptions& o) {
+  if (!runs_model(o.scorer)) return;
+  impl_ = std::make_unique<Impl>();
+  impl_->loader = std::thread([o] {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      model_for(o);
+      spdlog::debug("detector loaded in the background in {:.3f} s (libtorch module, model, tokenizer)",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    } catch (...) {
+      // Left for score_windows: its own model_for call meets the same error and decides,
+      // as without the prefetch, whether it is the user's error or a fallback to the rules.
+    }
+  });
+}
+ModelPrefetch::ModelPrefetch() = default;
+ModelPrefetch::ModelPrefetch(ModelPrefetch&&) noexcept = default;
+ModelPrefetch& ModelPrefetch::operator=(ModelPrefetch&&) noexcept = default;
+ModelPrefetch::~ModelPrefetch() = default;
 
 std::optional<Scorer> parse_scorer(std::string_view name) {
   for (size_t i = 0; i < std::size(kScorerNames); ++i)

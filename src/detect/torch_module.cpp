@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "torch_api.h"
@@ -62,16 +63,6 @@ extern "C" ttap_detector_t* ttap_detector_load(const char* path, const char* dev
     d->device = (want == "cuda" || (want == "auto" && cuda)) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     d->device_name = d->device.is_cuda() ? "cuda" : "cpu";
     if (threads > 0) at::set_num_threads(threads);
-    // ttap runs one forward per trace, often one per process: the graph executor's profiling
-    // and optimization passes cost more on that first call (239 ms against 102 ms for 100
-    // windows on one core, scripts/bench/detector_latency.sh) than they could ever win back.
-    torch::jit::setGraphExecutorOptimize(false);
-    // glibc hands blocks above 128 KB to mmap and gives freed memory back to the kernel, so
-    // each forward faulted its tens of MB of activations in afresh (page faults are slow on
-    // VMs): keep blocks up to 32 MB on the heap and the heap's free top up to 512 MB.
-    // Process-wide, which suits a command-line tool; 102 ms -> 73 ms for the same forward.
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
     d->module = torch::jit::load(path, d->device);
     d->module.eval();
     return d.release();
@@ -86,8 +77,25 @@ extern "C" void ttap_detector_free(ttap_detector_t* d) { delete d; }
 extern "C" const char* ttap_detector_device(const ttap_detector_t* d) { return d->device_name.c_str(); }
 
 extern "C" int ttap_detector_score(ttap_detector_t* d, const ttap_features_t* f, float* out, char* err, size_t errlen) {
+  // glibc hands blocks above 128 KB to mmap and gives freed memory back to the kernel, so
+  // each forward faulted its tens of MB of activations in afresh (page faults are slow on
+  // VMs): keep blocks up to 32 MB on the heap and the heap's free top up to 512 MB.
+  // Process-wide, which suits a command-line tool; 102 ms -> 73 ms for the same forward.
+  // Set at the first forward, not at load: the model now loads while the trace is parsed,
+  // and the parse keeps glibc's defaults, as it had when the model loaded after it.
+  static std::once_flag heap_tuned;
+  std::call_once(heap_tuned, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  });
   try {
     torch::NoGradGuard no_grad;
+    // ttap runs one forward per trace, often one per process: the graph executor's profiling
+    // and optimization passes cost more on that first call (239 ms against 102 ms for 100
+    // windows on one core, scripts/bench/detector_latency.sh) than they could ever win back.
+    // The switch is thread-local in libtorch: set by the thread that runs the forward (the
+    // model may have been loaded by another: the prefetch, or another -j worker).
+    torch::jit::setGraphExecutorOptimize(false);
     const auto& dev = d->device;
     const int64_t W = f->windows, E = f->events;
     std::vector<torch::jit::IValue> inputs{

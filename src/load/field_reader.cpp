@@ -174,22 +174,25 @@ StringId Parser::intern_raw(od::value v, std::string_view field) {
   bool compact = true;
   for (char c : text) compact &= !is_ws(c);
   if (compact) return trace_.strings.intern(text);
-  compact_.clear();
+  // Written through a pointer into room for the whole text: appending char by char
+  // (a capacity check each) cost 4% of loading a trace whose shapes read "[[1, 2]]".
+  if (compact_.size() < text.size()) compact_.resize(text.size());
+  char* out = compact_.data();
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      compact_ += c;
-      if (c == '\\' && i + 1 < text.size()) compact_ += text[++i];
+      *out++ = c;
+      if (c == '\\' && i + 1 < text.size()) *out++ = text[++i];
       else if (c == '"') in_string = false;
     } else if (c == '"') {
       in_string = true;
-      compact_ += c;
+      *out++ = c;
     } else if (!is_ws(c)) {
-      compact_ += c;
+      *out++ = c;
     }
   }
-  return trace_.strings.intern(compact_);
+  return trace_.strings.intern(std::string_view(compact_.data(), static_cast<size_t>(out - compact_.data())));
 }
 
 void Parser::read_id_or_label(od::value v, std::string_view field, int64_t& number, StringId& label) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,12 @@
 #endif
 
 namespace ttap {
+
+namespace {
+std::atomic<bool> opened{false};
+}  // namespace
+
+bool any_module_opened() { return opened.load(); }
 
 std::string executable_dir() {
   char buf[PATH_MAX];
@@ -50,6 +57,7 @@ LoadedModule open_module(const std::string& file_name, const char* env_var) {
     }
     m.handle = h;
     m.path = path;
+    opened = true;
     return m;
   }
   m.error = fmt::format("{} was not found or could not be opened; looked at:{} (set {} to its path)", file_name, tried, env_var);
