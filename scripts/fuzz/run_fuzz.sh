@@ -20,6 +20,7 @@ targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_load fuzz_gunzip fuzz_chunks)
 jobs=${JOBS:-$(nproc)}
 build=${BUILD_DIR:-build-fuzz}
+max_len=${MAX_LEN:-65536}
 
 if ! command -v clang++-14 > /dev/null || [[ ! -e $(clang++-14 -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
   apt-get install -y -qq clang-14 libclang-rt-14-dev
@@ -39,13 +40,22 @@ for target in "${targets[@]}"; do
   work=scripts/fuzz/corpus-work/$target
   mkdir -p "$work"
   cp -n "$seeds"/* "$work"/ 2> /dev/null || true
+  # The real traces in tests/data that fit under -max_len, unmodified (gzipped for
+  # fuzz_gunzip, decompressed for the JSON targets): whole real documents next to the
+  # seeds' windows of them.
+  for gz in tests/data/*.json.gz; do
+    [[ $(gzip -cd "$gz" | wc -c) -le $max_len ]] || continue
+    name=real_trace_$(basename "$gz")
+    if [[ $target == fuzz_gunzip ]]; then cp -n "$gz" "$work/$name"
+    elif [[ ! -e $work/${name%.gz} ]]; then gzip -cd "$gz" > "$work/${name%.gz}"; fi
+  done
   log=$logs/$target.log
   echo "== $target: ${seconds}s, $jobs jobs, corpus $work ($(ls "$work" | wc -l) files), log $log"
   # Fork mode: JOBS child processes share one corpus; -ignore_crashes=1 keeps fuzzing
   # after a finding so that one run reports all of them. libFuzzer writes fuzz-N.log
   # files into its working directory, hence the cd.
   (cd "$logs" && "$root/$build/scripts/fuzz/$target" "$root/$work" \
-    -dict="$root/scripts/fuzz/kineto.dict" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    -dict="$root/scripts/fuzz/kineto.dict" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 \
     -max_total_time="$seconds" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -artifact_prefix="$root/scripts/fuzz/crashes/$target-" -print_final_stats=1) > "$log" 2>&1 || true
   grep -E '^#[0-9]+' "$log" | tail -1 || true
