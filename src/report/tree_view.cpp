@@ -2,10 +2,12 @@
 
 #include "ttap/table.hpp"
 
-#include <functional>
+#include <algorithm>
+#include <tuple>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -26,6 +28,9 @@ std::string_view tree_label(Category c) {
 
 namespace {
 
+// Text lines indent 2 spaces per level up to this depth (real traces stay below ~150).
+constexpr size_t kMaxIndent = 256;
+
 class Writer {
  public:
   Writer(std::FILE* out, const Trace& t, const EventTree& tree, const TreeViewOptions& o)
@@ -34,7 +39,10 @@ class Writer {
 
   void line(EventId e, size_t indent) {
     if (o_.json) return json_node(e, indent);
-    buf_.append(indent * 2, ' ');
+    // Indentation is capped: a hostile trace nests 10^6 events, and 2 spaces per level
+    // would make the output quadratic (a terabyte). Deeper lines say their depth instead.
+    buf_.append(std::min(indent, kMaxIndent) * 2, ' ');
+    if (indent > kMaxIndent) fmt::format_to(std::back_inserter(buf_), "[depth {}] ", indent);
     buf_ += tree_label(t_.category[e]);
     buf_ += ' ';
     buf_ += t_.name_of(e);
@@ -47,12 +55,25 @@ class Writer {
     if (buf_.size() > (1 << 20)) flush();
   }
 
+  // Pre-order, children in order. With an explicit stack, not recursion: a trace can nest
+  // events a million deep, far beyond the call stack.
   void subtree(EventId e, size_t indent, int remaining) {
-    line(e, indent);
-    if (remaining == 0) return;
-    for (EventId c : tree_.children(e)) {
-      if (!o_.gpu && is_gpu_activity(t_.category[c])) continue;
-      subtree(c, indent + 1, remaining < 0 ? -1 : remaining - 1);
+    struct Frame {
+      EventId e;
+      size_t indent;
+      int remaining;
+    };
+    std::vector<Frame> stack{{e, indent, remaining}};
+    while (!stack.empty()) {
+      const Frame f = stack.back();
+      stack.pop_back();
+      line(f.e, f.indent);
+      if (f.remaining == 0) continue;
+      const auto children = tree_.children(f.e);
+      for (auto it = children.rbegin(); it != children.rend(); ++it) {
+        if (!o_.gpu && is_gpu_activity(t_.category[*it])) continue;
+        stack.push_back({*it, f.indent + 1, f.remaining < 0 ? -1 : f.remaining - 1});
+      }
     }
   }
 
@@ -66,24 +87,32 @@ class Writer {
   }
 
   // Prints matching subtrees under `e`, with the not-yet-printed ancestors above them.
-  void search(EventId e, std::vector<EventId>& path) {
-    if (matches(e)) {
-      size_t common = 0;
-      while (common < printed_path_.size() && common < path.size() && printed_path_[common] == path[common]) ++common;
-      for (size_t i = common; i < path.size(); ++i) line(path[i], i);
-      printed_path_ = path;
-      subtree(e, path.size(), o_.depth);
-      return;
+  // Pre-order with an explicit stack (see subtree); `path` holds the ancestors of the
+  // event being visited, cut back to its depth on each visit.
+  void search(EventId root) {
+    std::vector<EventId> path;
+    std::vector<std::pair<EventId, size_t>> stack{{root, 0}};  // event, depth
+    while (!stack.empty()) {
+      const auto [e, depth] = stack.back();
+      stack.pop_back();
+      path.resize(depth);
+      if (matches(e)) {
+        size_t common = 0;
+        while (common < printed_path_.size() && common < path.size() && printed_path_[common] == path[common]) ++common;
+        for (size_t i = common; i < path.size(); ++i) line(path[i], i);
+        printed_path_ = path;
+        subtree(e, path.size(), o_.depth);
+        continue;
+      }
+      path.push_back(e);
+      const auto children = tree_.children(e);
+      for (auto it = children.rbegin(); it != children.rend(); ++it) stack.emplace_back(*it, depth + 1);
     }
-    path.push_back(e);
-    for (EventId c : tree_.children(e)) search(c, path);
-    path.pop_back();
   }
 
   void root(EventId e) {
     if (o_.match) {
-      std::vector<EventId> path;
-      search(e, path);
+      search(e);
     } else {
       subtree(e, 0, o_.depth);
     }
@@ -181,7 +210,8 @@ size_t write_module_tree(std::FILE* out, const ModuleTree& m, const TreeViewOpti
       ++lines;
       return;
     }
-    buf.append(indent * 2, ' ');
+    buf.append(std::min(indent, kMaxIndent) * 2, ' ');
+    if (indent > kMaxIndent) fmt::format_to(std::back_inserter(buf), "[depth {}] ", indent);
     fmt::format_to(std::back_inserter(buf), "(module) {}  [{:.3f} ms GPU, {:.1f}%, {} kernels, self {:.3f} ms, {} calls]\n", n.name,
                    static_cast<double>(n.gpu_time) / 1e6, 100.0 * static_cast<double>(n.gpu_time) / total, n.kernels,
                    static_cast<double>(n.self_time) / 1e6, n.calls);
@@ -191,24 +221,39 @@ size_t write_module_tree(std::FILE* out, const ModuleTree& m, const TreeViewOpti
       buf.clear();
     }
   };
-  std::function<void(int32_t, size_t, int)> subtree = [&](int32_t id, size_t indent, int remaining) {
-    line(id, indent);
-    if (remaining == 0) return;
-    for (int32_t c : m.nodes[id].children) subtree(c, indent + 1, remaining < 0 ? -1 : remaining - 1);
-  };
-  std::function<void(int32_t, std::vector<int32_t>&)> search = [&](int32_t id, std::vector<int32_t>& path) {
-    if (std::regex_search(m.nodes[id].name, *o.match)) {
-      for (size_t i = 0; i < path.size(); ++i) line(path[i], i);
-      subtree(id, path.size(), o.depth);
-      return;
+  // Pre-order with explicit stacks, as in the event tree's Writer: modules nest as deep as
+  // the trace's Python frames do.
+  auto subtree = [&](int32_t top, size_t top_indent, int top_remaining) {
+    std::vector<std::tuple<int32_t, size_t, int>> stack{{top, top_indent, top_remaining}};
+    while (!stack.empty()) {
+      const auto [id, indent, remaining] = stack.back();
+      stack.pop_back();
+      line(id, indent);
+      if (remaining == 0) continue;
+      const auto& children = m.nodes[id].children;
+      for (auto it = children.rbegin(); it != children.rend(); ++it)
+        stack.emplace_back(*it, indent + 1, remaining < 0 ? -1 : remaining - 1);
     }
-    path.push_back(id);
-    for (int32_t c : m.nodes[id].children) search(c, path);
-    path.pop_back();
+  };
+  auto search = [&]() {
+    std::vector<int32_t> path;
+    std::vector<std::pair<int32_t, size_t>> stack{{0, 0}};  // node, depth
+    while (!stack.empty()) {
+      const auto [id, depth] = stack.back();
+      stack.pop_back();
+      path.resize(depth);
+      if (std::regex_search(m.nodes[id].name, *o.match)) {
+        for (size_t i = 0; i < path.size(); ++i) line(path[i], i);
+        subtree(id, path.size(), o.depth);
+        continue;
+      }
+      path.push_back(id);
+      const auto& children = m.nodes[id].children;
+      for (auto it = children.rbegin(); it != children.rend(); ++it) stack.emplace_back(*it, depth + 1);
+    }
   };
   if (o.match) {
-    std::vector<int32_t> path;
-    search(0, path);
+    search();
   } else {
     subtree(0, 0, o.depth);
   }
