@@ -722,11 +722,13 @@ TEST(Loader, NestedArraysOfObjectsInArgs) {
 }
 
 // Found by the chunked-vs-whole differential fuzzer: an escaped top-level key is still
-// "traceEvents", and two traceEvents arrays both count.
+// "traceEvents". A second traceEvents array (escaped or not) is refused in both paths:
+// which of the two is the trace cannot be told (Python's json keeps the last one).
 TEST(Loader, EscapedKeysAndRepeatedTraceEvents) {
-  const std::string path = write_file("escaped.json",
-      R"({"trace\u0045vents": [{"ph": "X", "name": "a\"b", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "cat": "cpu\u005fop"}],)"
-      R"( "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "caf\u00e9", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"Input \u0044ims": [[1, 2]]}}]})");
+  const std::string first = R"({"ph": "X", "name": "a\"b", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "cat": "cpu\u005fop"})";
+  const std::string second =
+      R"({"ph": "X", "cat": "cpu_op", "name": "caf\u00e9", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"Input \u0044ims": [[1, 2]]}})";
+  const std::string path = write_file("escaped.json", R"({"trace\u0045vents": [)" + first + ", " + second + "]}");
   const ttap::Trace t = ttap::load_trace(path);
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t.name_of(0), "a\"b");
@@ -734,6 +736,18 @@ TEST(Loader, EscapedKeysAndRepeatedTraceEvents) {
   EXPECT_EQ(t.name_of(1), "caf\xc3\xa9");
   ASSERT_NE(t.op(1), nullptr);
   EXPECT_EQ(t.strings.view(t.op(1)->input_dims), "[[1,2]]");
+
+  const std::string twice = write_file("escaped_twice.json", R"({"trace\u0045vents": [)" + first + R"(], "traceEvents": [)" + second + "]}");
+  for (const bool whole : {false, true}) {
+    if (whole) ::setenv("TTAP_PARSE_WHOLE", "1", 1);
+    try {
+      ttap::load_trace(twice);
+      ADD_FAILURE() << "two traceEvents arrays loaded (whole=" << whole << ")";
+    } catch (const ttap::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("\"traceEvents\" appears twice"), std::string::npos) << e.what();
+    }
+    ::unsetenv("TTAP_PARSE_WHOLE");
+  }
 }
 
 // Found by the fuzzer: a process_name for a negative pid, parsed by a worker thread, read

@@ -252,7 +252,8 @@ void Parser::run_chunked() {
       if (pos >= n || d[pos] != ':') throw ChunkFallback{__FILE__, __LINE__};
       pos = skip_ws(pos + 1);
       if (key == "traceEvents") {
-        if (pos >= n || d[pos] != '[') throw ChunkFallback{__FILE__, __LINE__};
+        // A second traceEvents is an error; the whole-document pass says so.
+        if (saw_events_ || pos >= n || d[pos] != '[') throw ChunkFallback{__FILE__, __LINE__};
         saw_events_ = true;
         pos = parse_events_chunked(pos);
       } else {

@@ -167,9 +167,12 @@ void Parser::parse_args(od::object args, EventScratch& e) {
     }
     if (e.ph == "C" || e.ph.empty()) {
       // Counter series: every numeric arg is one series.
+      // A value that does not start like any JSON value (NaN, Infinity: Python's json writes
+      // them for non-finite floats) is refused here rather than skipped as a non-number.
       od::json_type type;
-      if (v.type().get(type) == simdjson::SUCCESS && type == od::json_type::number)
-        e.counter_values.emplace_back(trace_.strings.intern(key), read_double(v, key));
+      if (v.type().get(type) != simdjson::SUCCESS)
+        fail(location(), fmt::format("field \"{}\" is not a JSON value (NaN and Infinity are not JSON)", key));
+      if (type == od::json_type::number) e.counter_values.emplace_back(trace_.strings.intern(key), read_double(v, key));
     }
   }
 }

@@ -26,10 +26,25 @@ bool is_gzip(const InputBuffer& b) {
          static_cast<unsigned char>(b.data()[1]) == 0x8b;
 }
 
+// Whether bytes [from, to) of `data` hold something other than JSON white space; throws when
+// the first such byte cannot start a trace (JSON's '{' or '[', a UTF-8 byte-order mark,
+// gzip's magic). Lets an endless stream that is no trace (/dev/zero, /dev/urandom) fail at
+// once instead of after reading up to the input limit.
+bool check_start(const std::string& source, const char* data, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    const auto c = static_cast<unsigned char>(data[i]);
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '{' || c == '[' || c == 0xEF || c == 0x1f) return true;
+    throw InputError(source, fmt::format("not JSON or gzip: the input starts with byte 0x{:02x}", c), i);
+  }
+  return false;
+}
+
 // Reads everything from fd into `out`, growing it; `size_hint` sizes the first allocation.
 void read_all(int fd, const std::string& source, size_t size_hint, uint64_t max_bytes, InputBuffer& out) {
   out.reserve(size_hint > 0 ? size_hint : (1 << 20));
   size_t used = 0;
+  bool started = false;  // a byte other than white space was read (check_start)
   for (;;) {
     if (used == out.capacity()) {
       if (used >= max_bytes)
@@ -43,6 +58,7 @@ void read_all(int fd, const std::string& source, size_t size_hint, uint64_t max_
       throw InputError(source, fmt::format("read failed: {}", std::strerror(errno)));
     }
     if (n == 0) break;
+    if (!started) started = check_start(source, out.data(), used, used + static_cast<size_t>(n));
     used += static_cast<size_t>(n);
   }
   out.resize(used);

@@ -59,6 +59,9 @@ void Parser::parse_top_object(od::object top) {
     od::value v;
     if (field.value().get(v) != simdjson::SUCCESS) fail(location(), fmt::format("malformed value of \"{}\"", key));
     if (key == "traceEvents") {
+      // Two "traceEvents" arrays: which one is the trace is anyone's guess (Python's json
+      // keeps the last, a streaming reader the first), so neither is picked.
+      if (saw_events_) fail(location(), "\"traceEvents\" appears twice in the top-level object");
       od::array arr;
       if (v.get_array().get(arr) != simdjson::SUCCESS) fail(location(), "\"traceEvents\" must be an array");
       saw_events_ = true;
