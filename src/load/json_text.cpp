@@ -135,4 +135,33 @@ bool unescape_repairing_surrogates(std::string_view token, std::string& out) {
   return repaired;
 }
 
+// The offset of the first byte that does not begin a well-formed UTF-8 sequence (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or `size` when all are. Only
+// for the error message: simdjson says that a document is not UTF-8, not where.
+size_t first_invalid_utf8(const char* data, size_t size) {
+  const auto* d = reinterpret_cast<const unsigned char*>(data);
+  size_t i = 0;
+  while (i < size) {
+    const unsigned char c = d[i];
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else return i;
+    if (i + len > size) return i;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned char b = d[i + k];
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += len;
+  }
+  return size;
+}
+
 }  // namespace ttap::load_detail

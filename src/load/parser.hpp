@@ -61,6 +61,8 @@ inline std::string_view trim_token(std::string_view t) {
 bool parse_us_as_ns(std::string_view text, int64_t& out);
 // A string token with unpaired surrogate escapes replaced by U+FFFD (json_text.cpp).
 bool unescape_repairing_surrogates(std::string_view token, std::string& out);
+// Offset of the first byte of `data` that is not well-formed UTF-8, or `size` (json_text.cpp).
+size_t first_invalid_utf8(const char* data, size_t size);
 // The normalized category of a "cat" text of either schema (schema.cpp).
 Category classify(std::string_view cat);
 
