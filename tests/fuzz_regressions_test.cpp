@@ -67,12 +67,14 @@ void expect_refused_everywhere(const std::string& json, const std::string& messa
   }
 }
 
+// A top-level traceEvents member with one event, for documents built around it.
+const std::string events = R"("traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}])";
+
 // fuzz_chunks, 2026-11-24 (a seed window of a real trace, one byte of its top-level "INFO"
 // log lines mutated to 0x96): the whole-document pass refused the invalid UTF-8 while the
 // chunked path, which hands only traceEvents and the top-level values it reads to simdjson,
 // loaded the trace. Invalid UTF-8 in a skipped value, in a key, or in an unquoted token.
 TEST(FuzzRegressions, InvalidUtf8OutsideTraceEventsIsRefusedByBothPaths) {
-  const std::string events = R"("traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}])";
   // The error names the offending byte: simdjson only says that there is one.
   expect_refused_everywhere("{\"INFO\": [\"Invalid ext correla\x96ions = 0\"], " + events + "}", "not valid UTF-8 (at byte 30)");
   expect_refused_everywhere("{" + events + ", \"INFO\": [\"Invalid ext correla\x96ions = 0\"]}",
@@ -82,7 +84,25 @@ TEST(FuzzRegressions, InvalidUtf8OutsideTraceEventsIsRefusedByBothPaths) {
   // Overlong forms, surrogates and code points above U+10FFFF are not UTF-8 either.
   for (const std::string bad : {"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"})
     expect_refused_everywhere("{\"x\": \"ok " + bad + "\", " + events + "}", "not valid UTF-8 (at byte 10)");
-  // The same document with valid UTF-8 there loads all three ways.
+}
+
+// fuzz_chunks, 2026-11-24, the same family (a real trace's INFO log line with one byte
+// mutated to 0x0e): a control character left unescaped in a string outside traceEvents.
+TEST(FuzzRegressions, UnescapedControlCharactersOutsideTraceEventsAreRefusedByBothPaths) {
+  const std::string message = "a string holds a control character that must be escaped (at byte ";
+  expect_refused_everywhere("{\"INFO\": [\"I\x0e" "FO:2024-07-15\"], " + events + "}", message + "12)");
+  expect_refused_everywhere("{" + events + ", \"INFO\": [\"I\x0e" "FO\"]}", message + std::to_string(events.size() + 14) + ")");
+  expect_refused_everywhere("{\"k\tey\": 1, " + events + "}", message + "3)");
+  // Escaped, they are fine: "\\" before a quote does not end the string early.
+  for (const bool whole : {false, true}) {
+    const Outcome o = parse("{\"INFO\": [\"I\\u000e\\\\\", \"\\t\"], " + events + "}", whole, "2", false);
+    EXPECT_TRUE(o.ok) << o.error;
+  }
+}
+
+// The checks added for the two findings above refuse nothing valid: the first finding's
+// document with valid UTF-8 in its place loads all three ways.
+TEST(FuzzRegressions, ValidTopLevelValuesStillLoad) {
   for (const bool strict : {false, true}) {
     for (const bool whole : {false, true}) {
       const Outcome o = parse("{\"INFO\": [\"Invalid ext correla\xc3\xa9ions = 0\"], " + events + "}", whole, "2", strict);

@@ -246,10 +246,11 @@ void Parser::run_chunked() {
       if (d[pos] != '"') throw ChunkFallback{__FILE__, __LINE__};
       const size_t key_end = skip_string(pos);
       const std::string_view key(d + pos + 1, key_end - pos - 2);
-      // Only the chunks of traceEvents and the values read below go through simdjson, which
-      // validates UTF-8; the whole-document pass validates every byte. Keys and skipped
-      // values are checked here so that both paths refuse the same documents.
-      if (!simdjson::validate_utf8(key.data(), key.size())) throw ChunkFallback{__FILE__, __LINE__};
+      // Only the chunks of traceEvents and the values read below go through simdjson, whose
+      // first stage checks every string's bytes (UTF-8, no unescaped control characters);
+      // the whole-document pass checks every byte. Keys and skipped values get that stage
+      // here too (a no-op visit), so that both paths refuse the same documents.
+      with_document({d + pos, key_end - pos}, [](od::value) {});
       // An escaped key ("trace\u0045vents") is still "traceEvents": leave it to the full parse.
       if (key.find('\\') != std::string_view::npos) throw ChunkFallback{__FILE__, __LINE__};
       pos = skip_ws(key_end);
@@ -263,7 +264,7 @@ void Parser::run_chunked() {
       } else {
         const size_t value_end = skip_value(pos);
         const std::string_view text(d + pos, value_end - pos);
-        if (!simdjson::validate_utf8(text.data(), text.size())) throw ChunkFallback{__FILE__, __LINE__};
+        with_document(text, [](od::value) {});
         if (key == "deviceProperties") {
           with_document(text, [this](od::value v) {
             od::array arr;

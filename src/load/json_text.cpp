@@ -164,4 +164,23 @@ size_t first_invalid_utf8(const char* data, size_t size) {
   return size;
 }
 
+// The offset of the first control character (below 0x20) inside a string, which JSON
+// requires escaped, or `size`. For the error message, as first_invalid_utf8.
+size_t first_unescaped_control(const char* data, size_t size) {
+  bool in_string = false;
+  for (size_t i = 0; i < size; ++i) {
+    const auto c = static_cast<unsigned char>(data[i]);
+    if (!in_string) {
+      in_string = c == '"';
+    } else if (c == '\\') {
+      ++i;
+    } else if (c == '"') {
+      in_string = false;
+    } else if (c < 0x20) {
+      return i;
+    }
+  }
+  return size;
+}
+
 }  // namespace ttap::load_detail

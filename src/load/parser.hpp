@@ -63,6 +63,8 @@ bool parse_us_as_ns(std::string_view text, int64_t& out);
 bool unescape_repairing_surrogates(std::string_view token, std::string& out);
 // Offset of the first byte of `data` that is not well-formed UTF-8, or `size` (json_text.cpp).
 size_t first_invalid_utf8(const char* data, size_t size);
+// Offset of the first control character left unescaped in a string, or `size` (json_text.cpp).
+size_t first_unescaped_control(const char* data, size_t size);
 // The normalized category of a "cat" text of either schema (schema.cpp).
 Category classify(std::string_view cat);
 

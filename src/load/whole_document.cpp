@@ -17,6 +17,9 @@ void Parser::run_whole() {
   if (auto err = parser_.iterate(padded).get(doc_); err != simdjson::SUCCESS) {
     if (err == simdjson::UNCLOSED_STRING)  // the input stops inside a string: point at its end
       throw InputError(std::string(source_), "truncated JSON: the input ends inside a string", json_.size());
+    if (err == simdjson::UNESCAPED_CHARS)
+      throw InputError(std::string(source_), "not JSON: a string holds a control character that must be escaped",
+                       first_unescaped_control(json_.data(), json_.size()));
     if (err == simdjson::UTF8_ERROR)
       throw InputError(std::string(source_), "not JSON: the input is not valid UTF-8", first_invalid_utf8(json_.data(), json_.size()));
     throw InputError(std::string(source_), fmt::format("not JSON: {}", simdjson::error_message(err)));
