@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (ASan + UBSan) and runs each for SECONDS on a work copy of
-# the seed corpus, one after the other, with JOBS parallel workers each (fork mode).
+# the seed corpus plus the real traces of tests/data that fit under MAX_LEN bytes, one
+# after the other, with JOBS parallel workers each (fork mode).
 #
 #   bash scripts/fuzz/run_fuzz.sh [SECONDS] [TARGET...]     (default 300; all three targets)
 #   JOBS=2 BUILD_DIR=build-fuzz bash scripts/fuzz/run_fuzz.sh 600 fuzz_chunks
+#   JOBS=1 nice bash scripts/fuzz/run_fuzz.sh 900           (on a shared machine)
 #
 # Targets (scripts/fuzz/fuzz_load.cpp): fuzz_load (JSON -> trace -> tree -> analyses),
 # fuzz_gunzip (gzip -> the same), fuzz_chunks (whole-document vs chunked parse must agree).
