@@ -36,15 +36,7 @@ const Loaded* find_trace(const std::string& name) {
   const Loaded* var = find_trace(name); \
   if (var == nullptr) GTEST_SKIP() << "neither tests/data nor " << TTAP_SHARED_TRACES << " has " << name
 
-std::string dump(const std::vector<ttap::RuleFinding>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f.id + " " + std::string(ttap::severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
-    for (const auto& e : f.evidence) s += "  " + e + "\n";
-    s += "  fix: " + f.fix + "\n";
-  }
-  return s;
-}
+using ttap::rules_support::findings_text;
 
 // "2.18 ms" / "40 us" / "12.0 us" back to ns.
 int64_t parse_dur(const std::string& num, const std::string& unit) {
@@ -97,8 +89,8 @@ TEST(CausalKernels, LayoutTransposeIsNotFp32Math) {
       if (f.id != "fp32_no_tensor_cores") continue;
       for (ttap::EventId g : f.events) {
         const std::string_view n = l->trace.name_of(g);
-        EXPECT_EQ(n.find("nchwToNhwc"), std::string_view::npos) << dump({f});
-        EXPECT_EQ(n.find("nhwcToNchw"), std::string_view::npos) << dump({f});
+        EXPECT_EQ(n.find("nchwToNhwc"), std::string_view::npos) << findings_text({f});
+        EXPECT_EQ(n.find("nhwcToNchw"), std::string_view::npos) << findings_text({f});
       }
       for (const auto& line : f.evidence) EXPECT_EQ(line.find("nchwToNhwc"), std::string::npos) << line;
     }
@@ -163,26 +155,26 @@ TEST(CausalTransfers, SmallCopiesWaitingBehindTheQueueAreASync) {
   size_t small = 0;
   for (auto [b, e] : l->windows)
     for (const auto& f : l->engine->detect(b, e)) {
-      EXPECT_LE(f.cost, e - b) << dump({f});
+      EXPECT_LE(f.cost, e - b) << findings_text({f});
       if (f.id == "small_transfers") ++small;
     }
   const auto whole = l->engine->detect(l->begin, l->end);
   const ttap::RuleFinding* sync = nullptr;
   const ttap::RuleFinding* transfers = nullptr;
   for (const auto& f : whole) {
-    EXPECT_LE(f.cost, l->end - l->begin) << dump({f});
+    EXPECT_LE(f.cost, l->end - l->begin) << findings_text({f});
     if (f.id == "host_sync") sync = &f;
     if (f.id == "small_transfers") transfers = &f;
   }
-  ASSERT_NE(sync, nullptr) << dump(whole);
-  EXPECT_NE(sync->evidence[0].find("cudaMemcpyAsync"), std::string::npos) << dump({*sync});
+  ASSERT_NE(sync, nullptr) << findings_text(whole);
+  EXPECT_NE(sync->evidence[0].find("cudaMemcpyAsync"), std::string::npos) << findings_text({*sync});
   EXPECT_NE(sync->fix.find("non_blocking=True"), std::string::npos) << sync->fix;
-  ASSERT_NE(transfers, nullptr) << dump(whole);
+  ASSERT_NE(transfers, nullptr) << findings_text(whole);
   bool queue_line = false;
   for (const auto& line : transfers->evidence) queue_line = queue_line || line.find("behind the launch queue") != std::string::npos;
-  EXPECT_TRUE(queue_line) << dump({*transfers});
+  EXPECT_TRUE(queue_line) << findings_text({*transfers});
   // The copies' own host time, not the queue's: well under the 762 ms the ops last in all.
-  EXPECT_LT(transfers->cost, 200'000'000) << dump({*transfers});
+  EXPECT_LT(transfers->cost, 200'000'000) << findings_text({*transfers});
 }
 
 // A range inside a long host call is judged by that call, whole: hta_alexnet_a100_small's
@@ -208,11 +200,11 @@ TEST(CausalEdges, AllocatorCallCrossingTheRangeIsJudgedWhole) {
     ASSERT_LT(e, t.end(call));
     const auto v = l->engine->detect(b, e);
     ASSERT_FALSE(v.empty()) << "range " << i;
-    EXPECT_EQ(v.front().id, "alloc_churn") << dump(v);
+    EXPECT_EQ(v.front().id, "alloc_churn") << findings_text(v);
     EXPECT_LE(v.front().cost, e - b);
     bool crossing = false;
     for (const auto& line : v.front().evidence) crossing = crossing || line.find("crosses the range's edge") != std::string::npos;
-    EXPECT_TRUE(crossing) << dump(v);
+    EXPECT_TRUE(crossing) << findings_text(v);
   }
 }
 
@@ -231,7 +223,7 @@ TEST(CausalEdges, PageableUploadWhoseCallBeganBeforeTheRange) {
     const int64_t b = t.ts[call] + t.dur[call] / 2, e = t.end(call) + 1'000'000;
     bool found = false;
     for (const auto& f : l->engine->detect(b, e)) found = found || f.id == "pageable_memcpy";
-    EXPECT_TRUE(found) << dump(l->engine->detect(b, e));
+    EXPECT_TRUE(found) << findings_text(l->engine->detect(b, e));
     ++judged;
   }
   EXPECT_GT(judged, 0u);
@@ -246,9 +238,9 @@ TEST(CausalOrder, MostSevereThenCostliestFirst) {
     for (auto [b, e] : l->windows) {
       const auto v = l->engine->detect(b, e);
       for (size_t i = 1; i < v.size(); ++i) {
-        EXPECT_GE(v[i - 1].severity, v[i].severity) << name << "\n" << dump(v);
+        EXPECT_GE(v[i - 1].severity, v[i].severity) << name << "\n" << findings_text(v);
         if (v[i - 1].severity == v[i].severity) {
-          EXPECT_GE(v[i - 1].cost, v[i].cost) << name << "\n" << dump(v);
+          EXPECT_GE(v[i - 1].cost, v[i].cost) << name << "\n" << findings_text(v);
         }
       }
     }
@@ -275,7 +267,7 @@ TEST(CausalLaunch, ShortKernelsBehindLongLaunchesAreLaunchBound) {
     ++windows;
     if (!v.empty() && v.front().id == "launch_bound") ++first;
     if (!v.empty()) {
-      EXPECT_NE(v.front().id, "unfused_elementwise") << dump(v);
+      EXPECT_NE(v.front().id, "unfused_elementwise") << findings_text(v);
     }
   }
   EXPECT_GE(windows, 30u);
@@ -290,9 +282,9 @@ TEST(CausalCpuBound, PreprocessingInTheLoaderIsADataloaderStall) {
   TRACE_OR_SKIP(l, "tracelens_owlv2_mi300.json.gz");
   const auto v = l->engine->detect(l->begin, l->end);
   ASSERT_FALSE(v.empty());
-  EXPECT_EQ(v.front().id, "dataloader_stall") << dump(v);
-  EXPECT_GE(v.front().severity, ttap::Severity::warning) << dump(v);
-  EXPECT_GE(v.front().cost * 2, l->end - l->begin) << dump(v);
+  EXPECT_EQ(v.front().id, "dataloader_stall") << findings_text(v);
+  EXPECT_GE(v.front().severity, ttap::Severity::warning) << findings_text(v);
+  EXPECT_GE(v.front().cost * 2, l->end - l->begin) << findings_text(v);
 }
 
 // The GPU counts as idle from a step's start only where the GPU's record spans a good part
@@ -303,7 +295,7 @@ TEST(CausalCpuBound, NoIdleClaimedWhereKernelsWereNotRecorded) {
     const Loaded* l = find_trace(name);
     if (l == nullptr) continue;
     for (auto [b, e] : l->windows)
-      for (const auto& f : l->engine->detect(b, e)) EXPECT_NE(f.id, "cpu_bound_step") << name << "\n" << dump({f});
+      for (const auto& f : l->engine->detect(b, e)) EXPECT_NE(f.id, "cpu_bound_step") << name << "\n" << findings_text({f});
   }
 }
 
@@ -321,7 +313,7 @@ TEST(CausalCpuBound, WindowInsideALoaderFetchIsADataloaderStall) {
   for (int64_t b = 1414456661900000; b + 112'000 <= 1414456665100000; b += 112'000, ++windows) {
     const auto v = engine.detect(b, b + 112'000);
     ASSERT_FALSE(v.empty());
-    EXPECT_EQ(v.front().id, "dataloader_stall") << dump(v);
+    EXPECT_EQ(v.front().id, "dataloader_stall") << findings_text(v);
     for (const auto& f : v) {
       if (f.id != "cpu_bound_step") continue;
       for (const auto& line : f.evidence) EXPECT_EQ(line.find("DataLoader"), std::string::npos) << line;

@@ -18,14 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using ttap::rules_support::Loaded;
 
-std::string dump(const std::vector<ttap::RuleFinding>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f.id + " " + std::string(ttap::severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
-    for (const auto& e : f.evidence) s += "  " + e + "\n";
-  }
-  return s;
-}
+using ttap::rules_support::findings_text;
 
 TEST(CopyBurstRules, AShortRangeInABurstOfSmallCopiesNamesIt) {
   const std::string path = std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench-x/traces/x_hta_mi250_toy_02.json.gz";
@@ -53,12 +46,12 @@ TEST(CopyBurstRules, AShortRangeInABurstOfSmallCopiesNamesIt) {
     ++judged;
     const auto found = l.engine->detect(b, e);
     const auto it = std::find_if(found.begin(), found.end(), [](const auto& f) { return f.id == "small_transfers"; });
-    ASSERT_NE(it, found.end()) << b << " " << e << "\n" << dump(found);
-    EXPECT_LE(it->cost, e - b) << dump(found);
+    ASSERT_NE(it, found.end()) << b << " " << e << "\n" << findings_text(found);
+    EXPECT_LE(it->cost, e - b) << findings_text(found);
     EXPECT_NE(std::find_if(it->evidence.begin(), it->evidence.end(),
                            [](const std::string& x) { return x.find("counted over the 1.00 ms around the range, ") == 0; }),
               it->evidence.end())
-        << dump(found);
+        << findings_text(found);
   }
   EXPECT_GE(judged, 5u);
 }

@@ -17,14 +17,7 @@ namespace {
 
 using ttap::rules_support::Loaded;
 
-std::string dump(const std::vector<ttap::RuleFinding>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f.id + " " + std::string(ttap::severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
-    for (const auto& e : f.evidence) s += "  " + e + "\n";
-  }
-  return s;
-}
+using ttap::rules_support::findings_text;
 
 bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
   for (const auto& e : f.evidence)
@@ -39,10 +32,10 @@ TEST(RoundTripRules, TheRoundTripsSyncsAndIdleAreOffloadPingpongs) {
     const auto found = l.engine->detect(b, e);
     for (const auto& f : found) {
       // The trace's only synchronizing calls are the round trip's two.
-      EXPECT_NE(f.id, "host_sync") << dump(found);
+      EXPECT_NE(f.id, "host_sync") << findings_text(found);
       if (f.id != "offload_pingpong") continue;
       ++offload;
-      EXPECT_EQ(&f, &found.front()) << dump(found);
+      EXPECT_EQ(&f, &found.front()) << findings_text(found);
       waiting += evidence_has(f, "the host waits in cudaStreamSynchronize of 5.95 ms across the range (");
       idle_after += evidence_has(f, "in the range after the host waits for these copies to land, until it launches again");
       EXPECT_LE(f.cost, e - b);

@@ -41,4 +41,15 @@ inline const Loaded& load(const std::string& path) {
   return *slot;
 }
 
+// Findings as text, for a failed assertion's message: id, severity, cost, evidence, fix.
+inline std::string findings_text(const std::vector<RuleFinding>& findings) {
+  std::string s;
+  for (const RuleFinding& f : findings) {
+    s += f.id + " " + std::string(severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
+    for (const std::string& e : f.evidence) s += "  " + e + "\n";
+    s += "  fix: " + f.fix + "\n";
+  }
+  return s;
+}
+
 }  // namespace ttap::rules_support

@@ -28,14 +28,7 @@ bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
   return false;
 }
 
-std::string dump(const std::vector<ttap::RuleFinding>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f.id + " " + std::string(ttap::severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
-    for (const auto& e : f.evidence) s += "  " + e + "\n";
-  }
-  return s;
-}
+using ttap::rules_support::findings_text;
 
 // Windows of the trace's 100 that lie wholly inside a synchronizing call on its launching
 // thread, by the call's name.
@@ -64,14 +57,14 @@ TEST(SyncCrossingRules, WindowInsideALongSyncNamesIt) {
   for (auto [b, e] : inside) {
     const auto found = l.engine->detect(b, e);
     const ttap::RuleFinding* f = find_id(found, "host_sync");
-    ASSERT_NE(f, nullptr) << dump(found);
-    EXPECT_TRUE(evidence_has(*f, "cudaDeviceSynchronize of 14.1 ms crosses the range's edge (-")) << dump(found);
+    ASSERT_NE(f, nullptr) << findings_text(found);
+    EXPECT_TRUE(evidence_has(*f, "cudaDeviceSynchronize of 14.1 ms crosses the range's edge (-")) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "the host is blocked in it, launching nothing, while the GPU works off what was "
                                  "queued before; GPU idle 293 us after it until the host launches again"))
-        << dump(found);
-    EXPECT_EQ(f->cost, 0) << dump(found);
+        << findings_text(found);
+    EXPECT_EQ(f->cost, 0) << findings_text(found);
     ASSERT_FALSE(found.empty());
-    if (found.front().id != "host_sync") EXPECT_GT(found.front().cost, 0) << dump(found);
+    if (found.front().id != "host_sync") EXPECT_GT(found.front().cost, 0) << findings_text(found);
   }
 }
 
@@ -92,9 +85,9 @@ TEST(SyncCrossingRules, IdleAfterTheLastSyncToTheStepEnd) {
   const int64_t b = t.end(sync) + 10'000'000, e = t.end(sync) + 50'000'000;
   const auto found = l.engine->detect(b, e);
   ASSERT_FALSE(found.empty());
-  EXPECT_EQ(found.front().id, "host_sync") << dump(found);
-  EXPECT_TRUE(evidence_has(found.front(), "GPU idle 40.0 ms after them (100% of the range)")) << dump(found);
-  EXPECT_TRUE(evidence_has(found.front(), "cudaStreamSynchronize 3.26 ms under aten::nonzero")) << dump(found);
+  EXPECT_EQ(found.front().id, "host_sync") << findings_text(found);
+  EXPECT_TRUE(evidence_has(found.front(), "GPU idle 40.0 ms after them (100% of the range)")) << findings_text(found);
+  EXPECT_TRUE(evidence_has(found.front(), "cudaStreamSynchronize 3.26 ms under aten::nonzero")) << findings_text(found);
 }
 
 // An injector-2 val trace of vLLM's piecewise graph capture (data/ttap-bench-x, val split):
@@ -115,9 +108,9 @@ TEST(SyncCrossingRules, IdleWhileTheHostIsInTheAllocatorIsNotTheSyncs) {
   const int64_t b = t.ts[free_call] + 50'000, e = t.end(free_call) - 50'000;
   const auto found = l.engine->detect(b, e);
   ASSERT_FALSE(found.empty());
-  EXPECT_EQ(found.front().id, "alloc_churn") << dump(found);
-  EXPECT_TRUE(evidence_has(found.front(), "hipFree of 191 us crosses the range's edge")) << dump(found);
-  if (const ttap::RuleFinding* sync = find_id(found, "host_sync")) EXPECT_EQ(sync->cost, 0) << dump(found);
+  EXPECT_EQ(found.front().id, "alloc_churn") << findings_text(found);
+  EXPECT_TRUE(evidence_has(found.front(), "hipFree of 191 us crosses the range's edge")) << findings_text(found);
+  if (const ttap::RuleFinding* sync = find_id(found, "host_sync")) EXPECT_EQ(sync->cost, 0) << findings_text(found);
 }
 
 }  // namespace
