@@ -64,7 +64,9 @@ TEST(SyncCrossingRules, WindowInsideALongSyncNamesIt) {
         << findings_text(found);
     EXPECT_EQ(f->cost, 0) << findings_text(found);
     ASSERT_FALSE(found.empty());
-    if (found.front().id != "host_sync") EXPECT_GT(found.front().cost, 0) << findings_text(found);
+    if (found.front().id != "host_sync") {
+      EXPECT_GT(found.front().cost, 0) << findings_text(found);
+    }
   }
 }
 
@@ -110,7 +112,9 @@ TEST(SyncCrossingRules, IdleWhileTheHostIsInTheAllocatorIsNotTheSyncs) {
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.front().id, "alloc_churn") << findings_text(found);
   EXPECT_TRUE(evidence_has(found.front(), "hipFree of 191 us crosses the range's edge")) << findings_text(found);
-  if (const ttap::RuleFinding* sync = find_id(found, "host_sync")) EXPECT_EQ(sync->cost, 0) << findings_text(found);
+  if (const ttap::RuleFinding* sync = find_id(found, "host_sync")) {
+    EXPECT_EQ(sync->cost, 0) << findings_text(found);
+  }
 }
 
 }  // namespace
