@@ -58,7 +58,9 @@ TEST(Windows, StepsCutIntoEqualContiguousWindows) {
   EXPECT_EQ(windows.back().end, s.end);
   for (size_t i = 0; i < windows.size(); ++i) {
     const Window& w = windows[i];
-    if (i > 0) EXPECT_EQ(w.begin, windows[i - 1].end);
+    if (i > 0) {
+      EXPECT_EQ(w.begin, windows[i - 1].end);
+    }
     EXPECT_LE(std::llabs((w.end - w.begin) - (s.end - s.begin) / 100), 1);
     EXPECT_LE(w.events.size(), 128u);
     EXPECT_LE(w.events.size(), w.candidates);
@@ -66,7 +68,9 @@ TEST(Windows, StepsCutIntoEqualContiguousWindows) {
       const EventId e = w.events[k];
       EXPECT_GE(f.trace.ts[e], w.begin);
       EXPECT_LT(f.trace.ts[e], w.end);
-      if (k > 0) EXPECT_LE(f.trace.ts[w.events[k - 1]], f.trace.ts[e]);
+      if (k > 0) {
+        EXPECT_LE(f.trace.ts[w.events[k - 1]], f.trace.ts[e]);
+      }
     }
   }
 }
@@ -173,14 +177,17 @@ TEST(Features, ArraysFollowTheSpecification) {
       EXPECT_GE(num[2], 0.0f);
       EXPECT_LT(num[2], 1.0f);
       EXPECT_EQ(num[5], is_gpu_activity(f.trace.category[e]) ? 1.0f : 0.0f);
-      if (is_gpu_activity(f.trace.category[e]) && f.tree.launcher(e) != kNoEvent)
+      if (is_gpu_activity(f.trace.category[e]) && f.tree.launcher(e) != kNoEvent) {
         EXPECT_FLOAT_EQ(num[1], static_cast<float>(std::log1p(to_us(f.trace.ts[e] - f.trace.ts[f.tree.launcher(e)]))));
+      }
       // The name row decodes back to the normalized name.
       std::vector<int> ids;
       for (int t = 0; t < kMaxNameTokens; ++t)
         if (int v = b.name_tokens[static_cast<size_t>(b.event_name[at]) * kMaxNameTokens + t]; v > 0) ids.push_back(v - 1);
       const std::string norm = normalize_event_name(f.trace.name_of(e));
-      if (tokenizer().encode(norm).size() <= static_cast<size_t>(kMaxNameTokens)) EXPECT_EQ(tokenizer().decode(ids), norm);
+      if (tokenizer().encode(norm).size() <= static_cast<size_t>(kMaxNameTokens)) {
+        EXPECT_EQ(tokenizer().decode(ids), norm);
+      }
     }
   }
 }
