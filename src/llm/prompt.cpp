@@ -20,15 +20,6 @@ constexpr size_t kFindings = 10;          // findings listed
 constexpr size_t kEvidenceLines = 6;      // evidence lines per finding
 constexpr size_t kEvidenceLineChars = 300;
 
-std::string_view severity_text(Severity s) {
-  switch (s) {
-    case Severity::info: return "info";
-    case Severity::warning: return "warning";
-    case Severity::error: return "error";
-  }
-  return "warning";
-}
-
 }  // namespace
 
 std::string llm_system_prompt() {
@@ -67,7 +58,7 @@ std::string llm_evidence_text(const std::vector<RuleFinding>& findings, int64_t 
   for (const RuleFinding& f : findings) {
     if (listed == kFindings) break;
     std::string block = fmt::format("- {}: confidence {:.2f}, severity {}, at {} to {}, costs about {}\n", clip(f.id, 40),
-                                    f.confidence, severity_text(f.severity), offset_text(f.begin, origin),
+                                    f.confidence, severity_name(f.severity), offset_text(f.begin, origin),
                                     offset_text(f.end, origin), duration_text(f.cost));
     for (size_t i = 0; i < std::min(kEvidenceLines, f.evidence.size()); ++i)
       block += "    " + clip(f.evidence[i], kEvidenceLineChars) + "\n";

@@ -110,15 +110,6 @@ std::string human_bytes(int64_t bytes) {
   return three_digits(static_cast<double>(bytes) / 1e3, {"KB", "MB", "GB", "TB"});
 }
 
-std::string_view severity_label(Severity s) {
-  switch (s) {
-    case Severity::info: return "info";
-    case Severity::warning: return "warning";
-    case Severity::error: return "error";
-  }
-  return "warning";
-}
-
 std::string offset_ms(const TraceReport& t, int64_t ns) {
   return llm::offset_text(ns, t.origin);  // the LLM prompt's own wording of a time
 }

@@ -78,9 +78,8 @@ class Reader {
 };
 
 Severity severity_of(const Reader& rd, const std::string& s) {
-  if (s == "info") return Severity::info;
-  if (s == "warning") return Severity::warning;
-  if (s == "error") return Severity::error;
+  for (Severity v : {Severity::info, Severity::warning, Severity::error})
+    if (s == severity_name(v)) return v;
   rd.fail("severity", fmt::format("unknown severity \"{}\"", s));
 }
 

@@ -30,7 +30,7 @@ std::string render_analyze_junit(const Report& report) {
     std::string body;
     for (const GroupedFinding& g : t.findings) {
       const std::string_view state = baseline_state_name(g.baseline);
-      body += fmt::format("[{}] {}: {}{}{}\n", severity_label(g.severity), g.id, g.name, g.origin.empty() ? "" : " in " + g.origin,
+      body += fmt::format("[{}] {}: {}{}{}\n", severity_name(g.severity), g.id, g.name, g.origin.empty() ? "" : " in " + g.origin,
                           state.empty() ? "" : fmt::format(" ({})", state));
       body += fmt::format("  {}; costs {}\n", occurrences_text(g), group_cost_text(g));
       for (const auto& l : g.locations) body += fmt::format("  at {}\n", location_text(l));

@@ -40,7 +40,7 @@ void render_trace(std::string& out, const TraceReport& t) {
       const GroupedFinding& g = t.findings[i];
       std::vector<std::string> locs;
       for (const auto& l : g.locations) locs.push_back("`" + cell(location_text(l)) + "`");
-      out += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |{}\n", i + 1, severity_label(g.severity), g.id,
+      out += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |{}\n", i + 1, severity_name(g.severity), g.id,
                          g.origin.empty() ? "" : "`" + cell(g.origin) + "`", occurrences_text(g), group_cost_text(g),
                          g.saving ? saving_text(*g.saving) : "", fmt::join(locs, "<br>"), cell(g.fix),
                          vs ? fmt::format(" {} |", is_new_or_worse(g) ? fmt::format("**{}**", baseline_state_name(g.baseline))

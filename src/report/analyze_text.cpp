@@ -62,7 +62,7 @@ void render_group(std::string& out, const TraceReport& t, const GroupedFinding& 
   const std::string state = g.baseline == BaselineState::none ? ""
                             : fmt::format("  [{}]", is_new_or_worse(g) ? paint(kRed, baseline_state_name(g.baseline))
                                                                           : std::string(baseline_state_name(g.baseline)));
-  out += fmt::format("  {}. {} {}: {}{} (confidence {:.2f}, {})\n", rank, paint(severity_color(g.severity), severity_label(g.severity)),
+  out += fmt::format("  {}. {} {}: {}{} (confidence {:.2f}, {})\n", rank, paint(severity_color(g.severity), severity_name(g.severity)),
                      paint(kBold, g.id), g.name, state, g.confidence, g.source);
   if (!g.origin.empty()) out += fmt::format("      in {}\n", g.origin);
   std::vector<std::string> seen;
@@ -92,7 +92,7 @@ void render_window_details(std::string& out, const TraceReport& t, const Paint& 
     else
       out += fmt::format("  {} [{} .. {}]  score {:.2f}\n", flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end), w.score);
     for (const Finding& f : w.findings) {
-      out += fmt::format("    {} {}: {} (confidence {:.2f}, {})\n", paint(severity_color(f.severity), severity_label(f.severity)),
+      out += fmt::format("    {} {}: {} (confidence {:.2f}, {})\n", paint(severity_color(f.severity), severity_name(f.severity)),
                          paint(kBold, f.id), f.name, f.confidence, f.source);
       std::string cost = f.cost > 0 ? fmt::format("costs {} here", ms(f.cost)) : "";
       if (f.saving) cost += fmt::format("{}what-if: fixing it saves {}", cost.empty() ? "" : "; ", saving_text(*f.saving));

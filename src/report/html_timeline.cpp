@@ -83,7 +83,7 @@ std::string html_timeline_section(const TraceReport& t, const std::string& key) 
   for (size_t i = 0; i < t.findings.size(); ++i) {
     const GroupedFinding& g = t.findings[i];
     out += fmt::format("<li class=\"entry\" id=\"f-{}-{}\"><span class=\"sev {}\">{}</span> <b><code>{}</code></b> {}{}<br>", key, i,
-                       severity_label(g.severity), severity_label(g.severity), xml_escape(g.id), xml_escape(g.name),
+                       severity_name(g.severity), severity_name(g.severity), xml_escape(g.id), xml_escape(g.name),
                        g.baseline == BaselineState::none ? "" : fmt::format(" <span class=\"state\">[{}]</span>", baseline_state_name(g.baseline)));
     if (!g.origin.empty()) out += fmt::format("in <code>{}</code><br>", xml_escape(g.origin));
     if (g.saving) out += fmt::format("<span class=\"saving\">fixing it saves {}</span><br>", xml_escape(saving_text(*g.saving)));
