@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "json_support.hpp"
 #include "suite_support.hpp"
 #include "ttap/catalog.hpp"
 
@@ -26,16 +27,9 @@ const std::string kVit = data_path("tracelens_vit_nsfw_h100.json.gz");
 const std::string kResnet = data_path("kineto_resnet50_v100_nw0.json.gz");
 const std::string kCpuOnly = data_path("hta_cpu_only.json.gz");
 
-ProcResult analyze(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-  args.insert(args.begin(), {"analyze", "--scorer", "rules"});
-  return run_ttap(args, env);
-}
+using ttap::suite::analyze;
 
-simdjson::dom::element parse(simdjson::dom::parser& p, const std::string& text) {
-  simdjson::dom::element doc;
-  EXPECT_EQ(p.parse(text).get(doc), simdjson::SUCCESS) << text.substr(0, 300);
-  return doc;
-}
+using ttap::test_json::parse;
 
 std::set<std::string> ids_in(simdjson::dom::element trace) {
   std::set<std::string> ids;

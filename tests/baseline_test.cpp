@@ -27,10 +27,7 @@ namespace fs = std::filesystem;
 const std::string kNw0 = data_path("kineto_resnet50_v100_nw0.json.gz");
 const std::string kNw4 = data_path("kineto_resnet50_v100_nw4.json.gz");
 
-ProcResult analyze(std::vector<std::string> args) {
-  args.insert(args.begin(), {"analyze", "--scorer", "rules"});
-  return run_ttap(args);
-}
+using ttap::suite::analyze;
 
 // nw4's json report, made once: the baseline most tests compare with.
 const std::string& nw4_report() {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "../src/classify/classify.hpp"
+#include "json_support.hpp"
 #include "chat_endpoint.hpp"
 #include "suite_support.hpp"
 #include "ttap/load.hpp"
@@ -240,11 +241,7 @@ TEST(BelievableFindings, TheHeadlineSaysWhichSpanEachFigureIsOf) {
   EXPECT_TRUE(steps_line);
 }
 
-simdjson::dom::element parse(simdjson::dom::parser& p, const std::string& json) {
-  simdjson::dom::element root;
-  EXPECT_EQ(p.parse(json).get(root), simdjson::SUCCESS) << json.substr(0, 300);
-  return root;
-}
+using ttap::test_json::parse;
 
 TEST(BelievableFindings, TorchrecHostSyncIsReportedByDefault) {
   // Its largest what-if; with the default settings (model scorer, top 5 windows) it was in

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "chat_endpoint.hpp"
+#include "json_support.hpp"
 #include "suite_support.hpp"
 
 namespace {
@@ -22,11 +23,7 @@ using ttap::suite::scratch;
 const std::string kResnet = data_path("kineto_resnet50_v100_nw0.json.gz");
 const std::string kVit = data_path("tracelens_vit_nsfw_h100.json.gz");
 
-simdjson::dom::element parse(simdjson::dom::parser& p, const std::string& text) {
-  simdjson::dom::element doc;
-  EXPECT_EQ(p.parse(text).get(doc), simdjson::SUCCESS) << text.substr(0, 300);
-  return doc;
-}
+using ttap::test_json::parse;
 
 TEST(CliConventions, VerboseAndQuietWorkAfterTheSubcommand) {
   const ProcResult v = run_ttap({"analyze", "--scorer", "rules", kVit, "-v"});

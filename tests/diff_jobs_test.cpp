@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include "json_support.hpp"
 #include "suite_support.hpp"
 
 namespace {
@@ -19,11 +20,7 @@ const std::string kDdpA100 = data_path("hta_ddp_a100_nccl.json.gz");            
 const std::string kRank0 = data_path("param_dlrm_v100_8ranks/rank0.json.gz");       // rank 0 of 8
 const std::string kRank1 = data_path("param_dlrm_v100_8ranks/rank1.json.gz");       // rank 1 of 8
 
-simdjson::dom::element parse(simdjson::dom::parser& p, const std::string& text) {
-  simdjson::dom::element doc;
-  EXPECT_EQ(p.parse(text).get(doc), simdjson::SUCCESS) << text.substr(0, 300);
-  return doc;
-}
+using ttap::test_json::parse;
 
 std::vector<std::string> warnings_of(simdjson::dom::element doc) {
   std::vector<std::string> out;

@@ -48,8 +48,8 @@ std::vector<std::string> fleet_inputs() {
 }
 
 ProcResult analyze(std::vector<std::string> args) {
-  args.insert(args.begin(), {"analyze", "--scorer", "rules", "--no-progress"});
-  return run_ttap(args);
+  args.insert(args.begin(), "--no-progress");
+  return ttap::suite::analyze(args);
 }
 
 std::string scratch_path(const std::string& name) { return scratch() + "/" + name; }

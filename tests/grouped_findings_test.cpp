@@ -31,10 +31,7 @@ TraceReport analyze_rules(const std::string& path) {
   return analyze_trace(t, tree, s);
 }
 
-ProcResult analyze(std::vector<std::string> args) {
-  args.insert(args.begin(), {"analyze", "--scorer", "rules"});
-  return run_ttap(args);
-}
+using ttap::suite::analyze;
 
 size_t count_of(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "json_support.hpp"
 #include "test_util.hpp"
 #include "ttap/catalog.hpp"
 #include "ttap/llm.hpp"
@@ -66,11 +67,7 @@ ttap::LlmVerdict classify_one(const ttap::LlmConfig& config, ttap::LlmWindow win
   return verdicts.at(0);
 }
 
-simdjson::dom::element parse(simdjson::dom::parser& parser, const std::string& json) {
-  simdjson::dom::element root;
-  EXPECT_EQ(parser.parse(json).get(root), simdjson::SUCCESS) << json.substr(0, 200);
-  return root;
-}
+using ttap::test_json::parse;
 
 std::string user_message(const std::string& body) {
   simdjson::dom::parser parser;

@@ -124,6 +124,13 @@ inline ProcResult run_ttap(const std::vector<std::string>& args, const std::vect
   return run_process(argv, extra_env, stdin_path);
 }
 
+// `ttap analyze` with the rule scorer: no model file, so the CLI suites' findings do not
+// move with training.
+inline ProcResult analyze(std::vector<std::string> args, const std::vector<std::string>& extra_env = {}) {
+  args.insert(args.begin(), {"analyze", "--scorer", "rules"});
+  return run_ttap(args, extra_env);
+}
+
 // A shell pipeline (for stdin through a real pipe).
 inline ProcResult shell(const std::string& command) { return run_process({"/bin/sh", "-c", command}); }
 
