@@ -60,7 +60,6 @@ struct Group {
   // first is labeled (the stricter count, comparable with the rules' first-named id).
   size_t llm_classified = 0, llm_correct = 0, llm_first_correct = 0, llm_failed = 0;
   std::map<std::string, IdStats> ids;
-  std::string llm_table;  // --llm-table rows of this group's asked windows
 };
 
 // A trace as `analyze` reports it (analyze_trace, without the LLM, which eval asks itself
@@ -146,8 +145,6 @@ void add(Group& g, const Sample& s) {
       const std::vector<std::string>& answer = s.llm_predicted[w];
       g.llm_correct += std::any_of(answer.begin(), answer.end(), labeled);
       g.llm_first_correct += !answer.empty() && labeled(answer.front());
-      g.llm_table += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", s.entry->split, s.entry->trace, w, fmt::join(s.window_ids[w], ","),
-                                 s.predicted[w].empty() ? "-" : s.predicted[w], answer.empty() ? "-" : fmt::format("{}", fmt::join(answer, ",")));
     }
     if (s.predicted[w].empty()) continue;
     ++g.classified;
@@ -170,6 +167,19 @@ void add(Group& g, const Sample& s) {
     ++g.ranges;
     g.localized += s.range_localized[i];
   }
+}
+
+// `--llm-table` rows of one trace: each window the LLM was asked about, with its labeled
+// ids, the id analyze names first there and the LLM's ids.
+std::string llm_table_rows(const Sample& s) {
+  std::string rows;
+  for (size_t w = 0; w < s.llm_asked.size(); ++w) {
+    if (!s.llm_asked[w]) continue;
+    const std::vector<std::string>& answer = s.llm_predicted[w];
+    rows += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", s.entry->split, s.entry->trace, w, fmt::join(s.window_ids[w], ","),
+                        s.predicted[w].empty() ? "-" : s.predicted[w], answer.empty() ? "-" : fmt::format("{}", fmt::join(answer, ",")));
+  }
+  return rows;
 }
 
 // Window AUC of one id: its windows against every negative window of the group.
@@ -260,7 +270,7 @@ int run_eval(const EvalOptions& o) {
   std::vector<std::string> order{"train", "val", "test", "test/seen", "test/unseen"};
   std::map<std::string, Group> groups;
   const bool tty = ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
-  std::string warning, scorer_used;
+  std::string warning, scorer_used, llm_table;
   size_t failed = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const DatasetEntry& e = entries[i];
@@ -268,6 +278,7 @@ int run_eval(const EvalOptions& o) {
     try {
       const Sample s = evaluate_trace(e, o, so, llm.get(), warning);
       add(groups[e.split], s);
+      llm_table += llm_table_rows(s);
       if (e.split == "test") add(groups[train_tasks.count(e.task) ? "test/seen" : "test/unseen"], s);
     } catch (const InputError& err) {
       if (tty) fmt::print(stderr, "\r\033[K");
@@ -349,12 +360,7 @@ int run_eval(const EvalOptions& o) {
     }
   }
   write_output(o.output, out);
-  if (!o.llm_table.empty()) {
-    std::string table = "split\ttrace\twindow\tlabels\trules_first\tllm_ids\n";
-    for (const char* name : {"train", "val", "test"})  // test/seen and test/unseen repeat test's rows
-      if (groups.count(name)) table += groups[name].llm_table;
-    write_output(o.llm_table, table);
-  }
+  if (!o.llm_table.empty()) write_output(o.llm_table, "split\ttrace\twindow\tlabels\trules_first\tllm_ids\n" + llm_table);
   return failed ? kBadInput : kOk;
 }
 
