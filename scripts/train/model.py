@@ -24,6 +24,10 @@ pattern differs from its own trace's other windows. So each window also gets
 both projected and added to the window embedding. They are computed in forward from the
 documented inputs, so the C++ side and the feature format are unchanged.
 
+Sixth-round options (off in the shipped file; models/MODEL_CARD.md): pool_max (the window
+embedding also from the max over its events), abs_stats (the window statistics as they are)
+and name_drop (a share of event names dropped in training).
+
 Everything is written with plain aten ops (linear, matmul, softmax, layer_norm, gelu,
 conv1d, embedding) so that the TorchScript file written by torch 1.13 loads in Debian's
 libtorch 1.13 and in newer releases (no fused transformer fast paths in the graph).
@@ -57,6 +61,10 @@ DEFAULT_CONFIG: Dict[str, int] = dict(
     use_window_tf=1,   # ablation: 0 = window embedding is the mean of event embeddings
     use_w2w=1,         # ablation: 0 = no window-to-window model (head on window embeddings)
     rel_stats=0,       # 1 = window statistics as robust z-scores against the trace's windows
+    name_drop=0,       # percent of events whose name is dropped in training (names of unseen
+                       # backgrounds' kernels are new tokens: the rest of the event must carry it)
+    pool_max=0,        # 1 = window embedding also from the max over its events, not the mean only
+    abs_stats=0,       # 1 = the window statistics themselves (not relative to the trace) as an input
     rel_emb=0,         # 1 = the pooled window embedding as a robust z-score against the trace's
 )
 
@@ -118,6 +126,9 @@ class Detector(nn.Module):
         self.use_w2w = bool(c["use_w2w"])
         self.rel_stats = bool(c.get("rel_stats", 0))
         self.rel_emb = bool(c.get("rel_emb", 0))
+        self.pool_max = bool(c.get("pool_max", 0))
+        self.p_name_drop = float(c.get("name_drop", 0)) / 100.0
+        self.abs_stats = bool(c.get("abs_stats", 0))
         self.num_kinds, self.num_opcats, self.num_tracks = NUM_KINDS, NUM_OPCATS, NUM_TRACKS
         self.rel_start_col = REL_START_COL
 
@@ -139,12 +150,13 @@ class Detector(nn.Module):
         self.register_buffer("inv_freq", inv_freq)     # sinusoidal part (rel_start)
         self.layers = nn.ModuleList([EncoderLayer(d, c["heads"], c["ffn"]) for _ in range(c["layers"])])
         self.final_norm = nn.LayerNorm(d)
-        # pooled mean (d) + log event count (1) -> D
-        self.pool_proj = nn.Linear(d + 1, D)
+        # pooled mean (d) [+ max (d)] + log event count (1) -> D
+        self.pool_proj = nn.Linear(d * (2 if self.pool_max else 1) + 1, D)
         self.window_norm = nn.LayerNorm(D)
         # per-trace relative inputs (only created when enabled: older files keep their keys)
         self.stat_proj = nn.Linear(NUM_REL_STATS, D) if self.rel_stats else nn.Identity()
         self.emb_rel_proj = nn.Linear(D, D) if self.rel_emb else nn.Identity()
+        self.abs_stat_proj = nn.Linear(NUM_REL_STATS, D) if self.abs_stats else nn.Identity()
 
         # 3. window-to-window model
         self.convs = nn.ModuleList([nn.Conv1d(D, D, 3, padding=dl, dilation=dl) for dl in (1, 2, 4)])
@@ -179,7 +191,11 @@ class Detector(nn.Module):
         x = x + torch.matmul(event_numeric, self.num_weight) + self.num_bias.sum(0)
         if self.use_names:
             idx = event_name.clamp(0, names.shape[0] - 1).reshape(-1)
-            x = x + names.index_select(0, idx).reshape(W, E, self.d)
+            nm = names.index_select(0, idx).reshape(W, E, self.d)
+            if self.training and self.p_name_drop > 0.0:
+                keep = (torch.rand(W, E, 1) >= self.p_name_drop).to(nm.dtype)
+                nm = nm * keep / (1.0 - self.p_name_drop)
+            x = x + nm
         return F.dropout(self.event_norm(x), self.p_drop, self.training)
 
     # -- stage 2 -----------------------------------------------------------------------
@@ -214,7 +230,9 @@ class Detector(nn.Module):
             rel = rel + self.stat_proj(robust_z(self.window_stats(event_numeric, event_mask), 0.05))
         if self.rel_emb:
             rel = rel + self.emb_rel_proj(robust_z(p, 0.1))
-        if self.rel_stats or self.rel_emb:
+        if self.abs_stats:
+            rel = rel + self.abs_stat_proj(self.window_stats(event_numeric, event_mask).clamp(-16.0, 16.0) / 4.0)
+        if self.rel_stats or self.rel_emb or self.abs_stats:
             p = p + rel
         return F.dropout(self.window_norm(p), self.p_drop, self.training)
 
@@ -266,6 +284,11 @@ class Detector(nn.Module):
         mf = mask.to(x.dtype).unsqueeze(-1)                     # [w, E, 1]
         count = mf.sum(1)                                       # [w, 1]
         pooled = (x * mf).sum(1) / count.clamp(min=1.0)         # [w, d]
+        if self.pool_max:
+            # an anti-pattern is often a few events among many normal ones: the mean dilutes
+            # them, the max over events keeps them (an empty window's max is 0)
+            peak = x.masked_fill(mf == 0.0, -1e4).max(1).values * (count > 0.0).to(x.dtype)
+            return torch.cat([pooled, peak, torch.log1p(count) / 5.0], dim=1)
         return torch.cat([pooled, torch.log1p(count) / 5.0], dim=1)
 
     # -- stage 3 -----------------------------------------------------------------------

@@ -15,6 +15,9 @@
 7. the per-trace relative inputs (rel_stats, rel_emb): a robust z-score does not move when
    every window of a trace shifts by the same amount (a faster GPU), and does single out the
    one window that differs; the val split that picks the epoch can be one set's or the worst.
+8. the sixth round's training options: per-set quotas per epoch, weight averaging (SWA) and a
+   teacher's scores blended into the window target still learn the planted pattern, and the
+   max pool gives an empty window a finite score.
 """
 import json
 import os
@@ -36,7 +39,8 @@ torch.set_num_threads(1)
 
 def check_forward():
     for cfg in [{}, {"use_names": 0}, {"use_window_tf": 0}, {"use_w2w": 0}, {"chunk": 7},
-                {"use_window_tf": 0, "rel_stats": 1}, {"rel_stats": 1, "rel_emb": 1, "chunk": 7}]:
+                {"use_window_tf": 0, "rel_stats": 1}, {"rel_stats": 1, "rel_emb": 1, "chunk": 7},
+                {"use_window_tf": 0, "pool_max": 1}, {"pool_max": 1, "abs_stats": 1, "name_drop": 50, "chunk": 7}]:
         torch.manual_seed(0)
         m = Detector(dict(cfg, vocab=512)).eval()
         s = torch.jit.script(m)
@@ -117,6 +121,36 @@ def check_training():
     print("ok training")
 
 
+def check_training_options():
+    with tempfile.TemporaryDirectory() as d:
+        feat = os.path.join(d, "feat")
+        write_synthetic(feat)
+        teacher = {}
+        for line in open(os.path.join(feat, "index.jsonl")):
+            folder = os.path.join(feat, json.loads(line)["folder"])
+            teacher[folder] = np.load(os.path.join(folder, "window_label.npy")).astype(np.float32) * 0.9
+        np.save(os.path.join(d, "teacher.npy"), teacher, allow_pickle=True)
+        cmd = [sys.executable, os.path.join(HERE, "train.py"), "--features", feat, "--name", "opts",
+               "--out-dir", os.path.join(d, "out"), "--epochs", "6", "--mode", "window", "--set-quota", "feat=20",
+               "--swa-from", "3", "--teacher", os.path.join(d, "teacher.npy"), "--teacher-weight", "0.5",
+               "--config", json.dumps({"d": 32, "D": 64, "ffn": 64, "pool_max": 1}), "--tokenizer", "/nonexistent"]
+        subprocess.run(cmd, check=True)
+        res = json.load(open(os.path.join(d, "out", "opts.json")))
+        swa = [h for h in res["history"] if h["epoch"] == "swa"]
+        assert swa and swa[0]["swa_epochs"] == 3, "the weight average is over epochs 3-5"
+        assert os.path.exists(os.path.join(d, "out", "opts_swa.pt"))
+        assert res["metrics"]["train"]["window_auc"] > 0.8, res["metrics"]["train"]
+        bad = subprocess.run(cmd[:-4] + ["--set-quota", "other=5"], capture_output=True, text=True)
+        assert bad.returncode != 0 and "--set-quota names" in bad.stderr, bad.stderr
+    m = Detector({"vocab": 512, "use_window_tf": 0, "pool_max": 1}).eval()
+    x = random_inputs(W=5, E=16, U=20, vocab=512)
+    x[6][2] = False  # window 2 has no event
+    with torch.no_grad():
+        y = m(*x)
+    assert bool(torch.isfinite(y).all()), y
+    print("ok quotas, weight averaging, teacher, max pool")
+
+
 def check_instance_target():
     bounds = np.array([[0, 10], [10, 20], [20, 30], [30, 40]], dtype=np.float64)
     cover = np.array([0, 0, 1, 1], dtype=np.uint8)  # the eval rule's labels, kept as they are
@@ -152,3 +186,4 @@ if __name__ == "__main__":
     check_instance_target()
     check_forward()
     check_training()
+    check_training_options()

@@ -50,7 +50,9 @@ def batch_loss(outs, labels, wlabels, mode, w, k, margin_sep, margin_rank, trace
     if mode == "window":
         losses = []
         for (h, lg), wl in zip(outs, wlabels):
-            npos = float(wl.sum())
+            # positives counted as windows whose target is at least one half: the labels' count for 0/1
+            # targets and for a teacher blend of at most half (--teacher-weight <= 0.5)
+            npos = float((wl >= 0.5).sum())
             pw = torch.tensor(min(20.0, (wl.numel() - npos) / npos) if npos > 0 else 1.0)
             losses.append(F.binary_cross_entropy_with_logits(lg, wl, pos_weight=pw))
         loss = torch.stack(losses).mean()
@@ -169,6 +171,32 @@ def fmt(res):
     return " | ".join(out)
 
 
+def parse_quota(spec, train):
+    """--set-quota bench=290,x=290 -> {set: traces per epoch}; every train set must be named."""
+    if not spec:
+        return None
+    quota = {}
+    for part in spec.split(","):
+        name, _, n = part.partition("=")
+        if not n.isdigit():
+            raise SystemExit(f"--set-quota: '{part}' is not SET=N")
+        quota[name] = int(n)
+    sets = {t.set for t in train}
+    if sets != set(quota):
+        raise SystemExit(f"--set-quota names {sorted(quota)}, the train split holds sets {sorted(sets)}")
+    return quota
+
+
+def draw_epoch(train, quota, rng):
+    """One epoch's traces: from each set, its quota drawn without replacement (all of it if the quota
+    is larger), at random."""
+    out = []
+    for name, n in sorted(quota.items()):
+        pool = [t for t in train if t.set == name]
+        out += pool if n >= len(pool) else rng.sample(pool, n)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--features", required=True, help="folder `ttap features DATASET -o` wrote")
@@ -200,6 +228,16 @@ def main():
                          "or a set's name (merge_features.py)")
     ap.add_argument("--no-train-eval", action="store_true", help="score only val after each epoch")
     ap.add_argument("--limit", type=int, help="load only the first N traces (smoke tests)")
+    ap.add_argument("--set-quota", help="traces per epoch from each merged set, e.g. bench=290,x=290: a set's "
+                    "train traces are drawn afresh each epoch (all of them when the quota is at least their "
+                    "number), so adding crops to one set does not shrink the others' share of training")
+    ap.add_argument("--teacher", help="window mode: .npy of a dict {features folder: [W] window scores} of a "
+                    "teacher (e.g. an ensemble's mean); the window target becomes a blend of the label target and "
+                    "the teacher's score (distillation into one model)")
+    ap.add_argument("--teacher-weight", type=float, default=0.5, help="the teacher's share of the window target")
+    ap.add_argument("--swa-from", type=int,
+                    help="also keep the running average of the weights at the end of each epoch from this one "
+                         "on (stochastic weight averaging); it is scored on val and saved as NAME_swa.pt")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -216,6 +254,18 @@ def main():
     train_tasks = sorted({t.task for t in train})
     if a.mode == "window":
         train = [t for t in train if t.window_label is not None]
+    if a.teacher:
+        if a.mode != "window":
+            raise SystemExit("--teacher needs --mode window")
+        teacher = np.load(a.teacher, allow_pickle=True).item()
+        missing = [t.folder for t in train if t.folder not in teacher]
+        if missing:
+            raise SystemExit(f"--teacher: no scores for {len(missing)} train traces, e.g. {missing[0]}")
+        w = a.teacher_weight
+        if not 0.0 <= w <= 0.5:
+            raise SystemExit("--teacher-weight: between 0 and 0.5 (the label stays the larger share)")
+        for t in train:
+            t.target = (1.0 - w) * t.target + w * torch.from_numpy(np.asarray(teacher[t.folder], dtype=np.float32))
 
     cfg = dict(DEFAULT_CONFIG)
     vocab = vocab_rows_from_tokenizer(a.tokenizer)
@@ -233,19 +283,23 @@ def main():
     print(f"train {len(train)} traces ({sum(t.label for t in train)} bad), val {len(val)}; train tasks {train_tasks}",
           flush=True)
 
+    quota = parse_quota(a.set_quota, train)
+    per_epoch = sum(quota.values()) if quota else len(train)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.wd)
-    steps_per_epoch = max(1, math.ceil(len(train) / a.batch))
+    steps_per_epoch = max(1, math.ceil(per_epoch / a.batch))
     total = steps_per_epoch * a.epochs
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / max(1, steps_per_epoch)) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total))))
 
     best, best_state, best_epoch, history = -1.0, None, -1, []
-    bad_tr = [t for t in train if t.label == 1]
-    good_tr = [t for t in train if t.label == 0]
+    swa_state, swa_n = None, 0
     rng = random.Random(a.seed)
     t_train = time.time()
     for epoch in range(a.epochs):
         model.train()
+        epoch_train = draw_epoch(train, quota, rng) if quota else train
+        bad_tr = [t for t in epoch_train if t.label == 1]
+        good_tr = [t for t in epoch_train if t.label == 0]
         # balanced order: alternate bad and good traces so each batch holds both
         rng.shuffle(bad_tr)
         rng.shuffle(good_tr)
@@ -256,7 +310,7 @@ def main():
                 order.append(bad_tr[i % len(bad_tr)])
             if good_tr:
                 order.append(good_tr[i % len(good_tr)])
-        order = order[:max(len(train), 2)]
+        order = order[:max(len(epoch_train), 2)]
         agg = {}
         te = time.time()
         for b in range(0, len(order), a.batch):
@@ -284,10 +338,34 @@ def main():
         if crit > best:
             best, best_epoch = crit, epoch
             best_state = {k2: v2.detach().clone() for k2, v2 in model.state_dict().items()}
+        if a.swa_from is not None and epoch >= a.swa_from:
+            swa_n += 1
+            cur = model.state_dict()
+            if swa_state is None:
+                swa_state = {k2: v2.detach().clone().float() if v2.is_floating_point() else v2.clone()
+                             for k2, v2 in cur.items()}
+            else:
+                for k2, v2 in cur.items():
+                    if v2.is_floating_point():
+                        swa_state[k2] += (v2.detach().float() - swa_state[k2]) / swa_n
         if (time.time() - t_train) / 60.0 > a.minutes:
             print(f"time budget of {a.minutes} min reached", flush=True)
             break
     train_seconds = time.time() - t_train
+    if swa_state is not None:
+        # the weights averaged over epochs swa_from.. (the model has no batch norm, so nothing to recompute)
+        last_state = {k2: v2.detach().clone() for k2, v2 in model.state_dict().items()}
+        model.load_state_dict(swa_state)
+        res, _ = evaluate(model, val, train_tasks)
+        swa_crit = selection_value(res, a.select or ("window" if a.mode == "window" else "trace"), a.select_on)
+        print(f"swa over epochs {a.swa_from}-{epoch} ({swa_n}): val {a.select or 'window'} {swa_crit:.3f} | {fmt(res)}",
+              flush=True)
+        history.append(dict(epoch="swa", swa_epochs=swa_n, metrics=res, selection_value=swa_crit))
+        export_cfg = dict(cfg)
+        export_cfg["chunk"] = DEFAULT_CONFIG["chunk"]
+        torch.save({"config": export_cfg, "state_dict": model.state_dict(), "mode": a.mode, "weights": weights,
+                    "args": vars(a), "swa_epochs": swa_n}, os.path.join(a.out_dir, a.name + "_swa.pt"))
+        model.load_state_dict(last_state)
     model.load_state_dict(best_state)
     final, _ = evaluate(model, traces, train_tasks)
     print(f"selected epoch {best_epoch} (val {a.select or ('window' if a.mode == 'window' else 'trace')} AUC "

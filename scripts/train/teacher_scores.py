@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Window scores of an ensemble (the mean probability of several checkpoints) for every trace
+of a features folder: the teacher of train.py --teacher, and the ensemble's val figures.
+
+  /usr/bin/python3 scripts/train/teacher_scores.py FEATURES -o teacher.npy CK1.pt CK2.pt ...
+
+Writes {features folder: [W] float32 scores} (numpy pickle) and prints, per merged set, the
+ensemble's val trace AUC (mean window score) and pooled window AUC.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from data import auc, load_features  # noqa: E402
+from model import Detector  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("features")
+    ap.add_argument("checkpoints", nargs="+")
+    ap.add_argument("-o", "--output", required=True)
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    models = []
+    for path in a.checkpoints:
+        ck = torch.load(path, map_location="cpu")
+        m = Detector(ck["config"]).eval()
+        m.load_state_dict(ck["state_dict"])
+        models.append(m)
+    traces = load_features(a.features)
+    scores = {}
+    with torch.no_grad():
+        for i, t in enumerate(traces):
+            scores[t.folder] = np.mean([m(*t.inputs).numpy() for m in models], 0).astype(np.float32)
+            if (i + 1) % 100 == 0:
+                print(f"{i + 1} of {len(traces)} traces", flush=True)
+    np.save(a.output, scores, allow_pickle=True)
+    for name in sorted({t.set for t in traces if t.split == "val"}):
+        val = [t for t in traces if t.split == "val" and t.set == name]
+        tauc = auc([scores[t.folder].mean() for t in val], [t.label for t in val])
+        wauc = auc(np.concatenate([scores[t.folder] for t in val]), np.concatenate([t.window_label.numpy() for t in val]))
+        print(f"val@{name}: {len(val)} traces, trace AUC {tauc:.3f}, window AUC {wauc:.3f}")
+    print(f"wrote {a.output}: {len(scores)} traces, {len(models)} models")
+
+
+if __name__ == "__main__":
+    main()
