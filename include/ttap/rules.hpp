@@ -42,6 +42,10 @@ struct RuleFinding {
   std::vector<std::string> evidence;  // one line each, with the figures that show it
   std::string fix;          // specific advice (the catalog's, made concrete when possible)
   std::vector<EventId> events;        // the events that show it, most telling first
+  // Where its cost lies when that is not its events' own time (GPU idle gaps, sorted by
+  // start): a report lists these as the pattern's occurrences, so that a cost never reads
+  // larger than the places it names. Empty: the events' spans are where it lies.
+  std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<CodeLocation> locations;  // user code, most telling first (may be empty)
 };
 

@@ -30,6 +30,8 @@ Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree&
   f.source = "rules";
   f.begin = rule.begin;
   f.end = rule.end;
+  // Its range holds where its cost lies too (the GPU idle after a sync, say).
+  for (const auto& [b, e] : rule.spans) f.begin = std::min(f.begin, b), f.end = std::max(f.end, e);
   f.cost = rule.cost;
   f.evidence = rule.evidence;
   f.fix = rule.fix;

@@ -60,6 +60,14 @@ std::vector<Interval> event_spans(const Trace& trace, const std::vector<EventId>
   return spans;
 }
 
+// Spans clipped to the steady state.
+std::vector<Interval> clipped_spans(const std::vector<Interval>& spans, int64_t begin, int64_t end) {
+  std::vector<Interval> out;
+  for (auto [b, e] : spans)
+    if (std::min(end, e) > std::max(begin, b)) out.emplace_back(std::max(begin, b), std::min(end, e));
+  return out;
+}
+
 // Spans merged into occurrences: one stretch of the pattern, even when it is many events
 // (the FP32 convolutions of one backward pass are one occurrence, not 100), so spans
 // closer than `gap` join.
@@ -201,7 +209,9 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
           add_location(g.locations, l);
       // The windows' own ranges stay: the rules may name fewer events across the whole
       // steady state than the windows showed (the longest instance, say).
-      const std::vector<Interval> whole = event_spans(trace, rf->events, r.begin, r.end);
+      // Where the rules located its cost (GPU idle gaps) when that is not its events' time.
+      const std::vector<Interval> whole =
+          rf->spans.empty() ? event_spans(trace, rf->events, r.begin, r.end) : clipped_spans(rf->spans, r.begin, r.end);
       spans.insert(spans.end(), whole.begin(), whole.end());
     }
     if (spans.empty() && fallback_spans[gi]) spans.push_back(*fallback_spans[gi]);

@@ -61,6 +61,7 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
       if (region_name.empty()) region_name = std::string(t.name_of(a));
       eager_kernels += launched;
       eager_time += t.ts[b] - t.end(a);
+      f.spans.emplace_back(t.end(a), t.ts[b]);
       if (f.events.size() < 64) f.events.push_back(b);
     }
   }
@@ -71,6 +72,8 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   // Upper bound: the eager stretches between regions and the compile time itself.
   f.cost = eager_time + compile_time;
   f.events.insert(f.events.begin(), recompiles.begin(), recompiles.end());
+  for (EventId d : recompiles) f.spans.emplace_back(t.ts[d], t.end(d));
+  std::sort(f.spans.begin(), f.spans.end());
   f.begin = t.ts[f.events.front()];
   f.end = f.begin;
   for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));

@@ -245,6 +245,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   f.cost = idle;
   f.begin = used.front().first;
   f.end = used.back().second;
+  f.spans = used;
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return a == worst && b != worst; });
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while the main thread runs "
                                    "CPU work that launches nothing",
@@ -336,6 +337,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   f.cost = starved;
   f.begin = ivs.front().first;
   f.end = ivs.back().second;
+  f.spans = ivs;
   f.events = std::move(events);
   std::nth_element(durs.begin(), durs.begin() + static_cast<std::ptrdiff_t>(durs.size() / 2), durs.end());
   f.evidence.push_back(fmt::format("{} kernels {}, {} ({}) shorter than their launch call (mean call {}); "
@@ -387,8 +389,10 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   f.cost = idle;
   f.begin = pieces.front().first;
   f.end = pieces.back().second;
+  f.spans = pieces;
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Interval& a, const Interval& b) { return a.second - a.first > b.second - b.first; });
+  std::vector<EventId> held, resumed;
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} that no specific pattern "
                                    "explains",
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(pieces.size(), "gap"),
@@ -412,8 +416,16 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
                                      next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
                                                       : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
                                                                                                   : short_kernel_name(t.name_of(next)))));
-    if (next != kNoEvent) f.events.push_back(next);
+    // The blame goes to what held the time: the host frame the main thread was in during
+    // the gap, not the op whose kernel ended it. Only with no profiled host work there does
+    // the resuming op name the place.
+    const EventId frame = top == kNoEvent ? kNoEvent : user_frame_at(ix, top, b, e);
+    if (frame != kNoEvent && t.category[frame] != Category::DataLoader && !t.name_of(frame).starts_with("ProfilerStep#"))
+      held.push_back(frame);
+    else if (next != kNoEvent)
+      resumed.push_back(next);
   }
+  f.events = held.empty() ? resumed : held;
   f.locations = user_locations(ix, f.events);
   f.fix = "look at the CPU side of these gaps (ttap tree around them): unprofiled Python, waits on other processes or "
           "I/O, or work on another thread; keep the GPU queue fed by launching the next step's work earlier";

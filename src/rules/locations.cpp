@@ -84,11 +84,11 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
   return out;
 }
 
-std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
+EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
   const Trace& t = ix.t;
-  std::string_view best = t.name_of(top);
+  EventId best = top;
   CodeLocation loc;
-  if (t.category[top] == Category::PythonFunction && parse_frame(best, loc)) return std::string(best);
+  if (t.category[top] == Category::PythonFunction && parse_frame(t.name_of(top), loc)) return top;
   for (EventId at = top; at != kNoEvent;) {
     EventId widest = kNoEvent;
     int64_t most = 0;
@@ -98,9 +98,13 @@ std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t
     }
     at = widest;
     if (at != kNoEvent && t.category[at] == Category::PythonFunction && parse_frame(t.name_of(at), loc))
-      best = t.name_of(at);  // keep descending: the innermost user frame wins
+      best = at;  // keep descending: the innermost user frame wins
   }
-  return std::string(best);
+  return best;
+}
+
+std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
+  return std::string(ix.t.name_of(user_frame_at(ix, top, b, e)));
 }
 
 std::string at_text(const std::vector<CodeLocation>& locs) {

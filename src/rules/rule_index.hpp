@@ -163,6 +163,8 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
 // child that covers most of the range, the innermost user frame ("train.py(42): step");
 // `top`'s own name when no user frame is below it (not "<frozen runpy>(198): _run_module_as_main").
 std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
+// The event user_frame_name names: the innermost user frame, else `top`.
+EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
 // A finding's begin and end: the span of its events (at least one).

@@ -169,6 +169,7 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   // launched, which the trace cannot show.
   if (idle < kMinIdleAfter) f.confidence = std::min(f.confidence, 0.5);
   f.cost = idle;
+  f.spans = idle_ivs;
   f.begin = t.ts[cases.front().call];
   f.end = f.begin;
   std::map<std::string, int> by_kind;
@@ -286,6 +287,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   both.insert(both.end(), idle_ivs.begin(), idle_ivs.end());
   both = merge_intervals(std::move(both));
   for (auto [b, e] : both) f.cost += e - b;
+  f.spans = both;
   int64_t idle = 0;
   for (auto [b, e] : idle_ivs) idle += e - b;
   f.events = calls;
