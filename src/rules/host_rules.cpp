@@ -107,13 +107,6 @@ std::string culprit_text(const Trace& t, const std::string& name, const Culprit&
                      dur_text(c.longest));
 }
 
-// Idle time in the first of several steps is warm-up (cuDNN autotuning, allocator growth,
-// lazy initialization), not the steady state the ids describe.
-bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
-  const auto& steps = ix.tree.steps();
-  return steps.size() >= 2 && ts >= steps.front().ts && ts < steps.front().end;
-}
-
 std::string step_share_text(const RuleIndex& ix, int64_t ns) {
   if (ix.median_step <= 0) return "";
   return fmt::format(", {} of a {} step", pct_text(static_cast<double>(ns) / static_cast<double>(ix.median_step)),
@@ -121,6 +114,11 @@ std::string step_share_text(const RuleIndex& ix, int64_t ns) {
 }
 
 }  // namespace
+
+bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
+  const auto& steps = ix.tree.steps();
+  return steps.size() >= 2 && ts >= steps.front().ts && ts < steps.front().end;
+}
 
 void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
@@ -190,6 +188,7 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
 }
 
 void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  if (ix.gpu.empty()) return detect_cpu_bound_step_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
   // Time in allocator and synchronizing runtime calls is the runtime's, not CPU work.
   std::vector<Interval> runtime = out.explained_idle;

@@ -165,6 +165,9 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
 std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
+// Whether `ts` falls in the first of several steps: warm-up (cuDNN autotuning, allocator
+// growth, lazy initialization), not the steady state the ids describe (host_rules.cpp).
+bool in_warmup_step(const RuleIndex& ix, int64_t ts);
 // A finding's begin and end: the span of its events (at least one).
 void set_span(const Trace& t, RuleFinding& f);
 
@@ -208,10 +211,11 @@ void detect_comm_not_overlapped(const RuleIndex&, int64_t, int64_t, DetectorOutp
 void detect_comm_blocks_compute(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_graph_breaks(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 
-// What four of them judge on CPU-only traces, where the work is CPU ops (cpu_op_rules.cpp).
+// What five of them judge on CPU-only traces, where the work is CPU ops (cpu_op_rules.cpp).
 void detect_cast_churn_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_redundant_copy_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_layout_conversion_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_unfused_elementwise_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_cpu_bound_step_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 
 }  // namespace ttap::rules
