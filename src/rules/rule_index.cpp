@@ -232,7 +232,17 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     const EventId l = tree.launcher(g);
     if (l != kNoEvent && has(l, kMemcpyCall) && !has(l, kBlockingMemcpy)) syncs.add(l, t.ts[l], t.dur[l]);
   }
-  for (SpanList* l : {&large_copies, &main_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
+  if (!tree.steps().empty()) {
+    const TrackId st = t.track[tree.steps().front().event];
+    if (st != main_thread && st < tree.roots_by_track().size()) {
+      step_thread = st;
+      for (EventId r : tree.roots_by_track()[st])
+        if (profiler_step_number(t.name_of(r)) >= 0)
+          for (EventId ch : tree.children(r)) step_top.add(ch, t.ts[ch], t.dur[ch]);
+    }
+  }
+
+  for (SpanList* l : {&large_copies, &main_top, &step_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache})
     l->sort(t);
 

@@ -98,6 +98,12 @@ struct RuleIndex {
   // ---- CPU side ----
   TrackId main_thread = UINT32_MAX;  // the thread that launched the most GPU work
   SpanList main_top;                 // its top-level events (under ProfilerStep when present)
+  // The thread that holds the ProfilerStep spans (the training loop's Python thread) when it
+  // is not main_thread: in DDP training the autograd thread launches the backward and so
+  // launches most, while the loop's own host work (metrics, logging, the optimizer's Python)
+  // runs here. Its top-level events under the steps; empty when it is main_thread.
+  TrackId step_thread = UINT32_MAX;
+  SpanList step_top;
   SpanList cpu_ops;                  // every cpu_op, all threads
   SpanList large_copies;             // host<->device copies of at least 1 MB, primary device
   // syncs: synchronizing calls, blocking cudaMemcpy, and async copies to pageable host memory
