@@ -120,7 +120,7 @@ std::string step_share_text(const RuleIndex& ix, int64_t ns) {
 
 bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
   const auto& steps = ix.tree.steps();
-  return steps.size() >= 2 && ts >= steps.front().ts && ts < steps.front().end;
+  return ix.first_step_warmup && ts >= steps.front().ts && ts < steps.front().end;
 }
 
 void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {

@@ -111,6 +111,12 @@ struct RuleIndex {
   SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
   int64_t median_step = 0;           // ns, 0 without steps
+  // The first of several steps is warm-up (cuDNN autotuning, allocator growth, lazy
+  // initialization, DataLoader workers starting) when it shows it: it lasts at least
+  // kWarmupStepRatio times the median of the later steps. A profiler schedule's warmup
+  // phase usually leaves the first recorded step as long as the others (every public trace
+  // with several steps but one), and then it is steady state like them.
+  bool first_step_warmup = false;
 
   // ---- range helpers ----
   // Positions in `gpu` of activity starting in [b, e).
@@ -171,8 +177,8 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
 std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
-// Whether `ts` falls in the first of several steps: warm-up (cuDNN autotuning, allocator
-// growth, lazy initialization), not the steady state the ids describe (host_rules.cpp).
+// Whether `ts` falls in a first step that is warm-up (RuleIndex::first_step_warmup), not the
+// steady state the ids describe (host_rules.cpp).
 bool in_warmup_step(const RuleIndex& ix, int64_t ts);
 // A finding's begin and end: the span of its events (at least one).
 void set_span(const Trace& t, RuleFinding& f);
