@@ -327,6 +327,20 @@ std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e, bool in_s
   return out;
 }
 
+int64_t RuleIndex::drained_during(EventId call) const {
+  const int64_t b = t.ts[call];
+  int64_t returned = t.end(call) - launch_latency;
+  // A copy call's own copy runs once the queue ahead of it is done: the queue ran dry
+  // before it, and the copy itself is not queued work it waited for.
+  for (EventId g : tree.children(call))
+    if (is_gpu_activity(t.category[g])) returned = std::min(returned, t.ts[g]);
+  // The last busy interval starting before the call returned; its end, when inside the
+  // call, is when the queue ran dry.
+  auto it = std::lower_bound(busy.begin(), busy.end(), returned, [](const Interval& iv, int64_t x) { return iv.first < x; });
+  const int64_t last_end = it == busy.begin() ? b : std::prev(it)->second;
+  return std::max(b, std::min(returned, last_end));
+}
+
 int64_t RuleIndex::resume_after(int64_t ts) const {
   auto [li, lend] = launch_range(ts, INT64_MAX);
   return li < lend ? launch_ts[li] + launch_latency : ts;

@@ -144,6 +144,12 @@ struct RuleIndex {
   // When the GPU can next start work after the host returns at `ts`: the first launch issued
   // at or after it, plus the idle-queue latency (`ts` itself when nothing follows).
   int64_t resume_after(int64_t ts) const;
+  // When the GPU ran dry during the blocking call `call` (a sync, or a copy that waits for
+  // the queue): the end of the device's last activity before the call returned (less the
+  // idle-queue latency; for a copy, before its own copy started), not before the call
+  // began. GPU idle from then until the host launches again is the call's: the host sat in
+  // it, launching nothing. Idle between its queued work before that is the queue's own.
+  int64_t drained_during(EventId call) const;
   // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
   EventId enclosing_op(EventId e) const;
   // Whether [b, e) lies inside a step after the first, or after warmup_end without steps.
