@@ -117,7 +117,7 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   // ---- GPU side ----
   gpu = tree.gpu_events();
   gpu_start.reserve(gpu.size());
-  for (EventId g : gpu) gpu_start.push_back(t.ts[g]);
+  for (EventId g : gpu) gpu_start.push_back(t.ts[g]), gpu_max_dur = std::max(gpu_max_dur, t.dur[g]);
   NameClassifier classify(t);
   gpu_cat.reserve(gpu.size());
   for (EventId g : gpu) gpu_cat.push_back(classify.gpu_category(tree, g));

@@ -75,6 +75,7 @@ struct RuleIndex {
   // ---- GPU side ----
   std::vector<EventId> gpu;          // all GPU activity by start
   std::vector<int64_t> gpu_start;
+  int64_t gpu_max_dur = 0;           // the longest GPU activity: how far back one may still run
   std::vector<OpCategory> gpu_cat;   // per position in gpu
   std::vector<uint8_t> gpu_in_optimizer;  // launched inside an optimizer step or zero_grad span
   int32_t device = -1;               // the device with the most GPU time (the one judged)
