@@ -80,4 +80,27 @@ TEST(StepThreadRules, StatisticsOnTheLoopThreadNameCpuBound) {
   EXPECT_GE(judged, 5u);
 }
 
+// A corpus trace of HTA's DDP CNN (data/ttap-bench, val split; a surgery crop with an
+// exposed all-reduce): the loop thread waits 92.9 ms in aten::wait on the collective while the
+// GPU idles. That wait is the other ranks' and the collective's, not CPU work: no range inside
+// it is cpu_bound_step (when the loop thread was first read, it said "inside aten::wait").
+TEST(StepThreadRules, AWaitOnACollectiveIsNotCpuWork) {
+  const std::string path = std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench/traces/surgery_0002_hta_ddp_cnn_v100_nsres.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is missing";
+  const Loaded& l = ttap::rules_support::load(path);
+  const ttap::Trace& t = l.trace;
+  ttap::EventId wait = ttap::kNoEvent;
+  for (ttap::EventId e = 0; e < t.size(); ++e)
+    if (t.name_of(e) == "aten::wait" && (wait == ttap::kNoEvent || t.dur[e] > t.dur[wait])) wait = e;
+  ASSERT_NE(wait, ttap::kNoEvent);
+  ASSERT_GT(t.dur[wait], 90'000'000);
+  size_t judged = 0;
+  for (auto [b, e] : l.windows) {
+    if (b < t.ts[wait] || e > t.end(wait)) continue;
+    ++judged;
+    for (const auto& f : l.engine->detect(b, e)) EXPECT_NE(f.id, "cpu_bound_step") << findings_text({f});
+  }
+  EXPECT_GE(judged, 10u);
+}
+
 }  // namespace

@@ -84,7 +84,8 @@ bool is_module_marker(const RuleIndex& ix, EventId e) {
 template <typename F>
 void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found, bool any_thread = false) {
   for (EventId ch : ix.tree.children(ev)) {
-    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader)) continue;
+    // A wait on a collective is communication's time (the other ranks), not CPU work.
+    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader | kCommWait)) continue;
     const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
     if (o == 0) continue;
     if (launches_from(ix, ch, any_thread) || is_module_marker(ix, ch)) {
@@ -227,8 +228,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     // (DDP: the autograd thread launches the backward, the loop's metrics run on its thread).
     const auto judge = [&](const SpanList& top, bool any_thread) {
       top.each_overlapping(t, b, e, [&](EventId ev) {
-        // The loader's time is dataloader_stall's, whatever it does inside.
-        if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader)) return;
+        // The loader's time is dataloader_stall's, whatever it does inside; a collective's
+        // wait is communication's.
+        if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader | kCommWait)) return;
         if (!launches_from(ix, ev, any_thread) && !is_module_marker(ix, ev)) found(ev, overlap(t.ts[ev], t.end(ev), b, e));
         else quiet_work(ix, ev, b, e, found, any_thread);
       });

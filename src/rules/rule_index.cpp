@@ -60,6 +60,7 @@ uint32_t flags_of(std::string_view n) {
       n == "aten::equal" || n == "aten::masked_select" || n == "aten::unique" || n == "aten::_unique2")
     f |= kSyncOp;
   if (contains(n, "empty_cache")) f |= kEmptyCache;
+  if (n == "aten::wait" || n == "c10d::wait" || contains(n, "wait_tensor") || contains(n, "Work.wait")) f |= kCommWait;
   return f;
 }
 

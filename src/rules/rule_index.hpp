@@ -36,6 +36,7 @@ enum NameFlag : uint32_t {
   kMultiTensorKernel = 1u << 14,  // multi_tensor_apply / fused optimizer kernels
   kSyncOp = 1u << 15,          // aten::item, _local_scalar_dense, nonzero, is_nonzero, ...
   kEmptyCache = 1u << 16,      // torch.cuda.empty_cache frames
+  kCommWait = 1u << 17,        // waits on a collective (aten::wait, c10d / functional wait_tensor)
 };
 
 using Interval = std::pair<int64_t, int64_t>;
