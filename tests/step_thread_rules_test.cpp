@@ -29,8 +29,9 @@ ttap::EventId on_step_thread(const Loaded& l, std::string_view name) {
 }
 
 // HTA's DDP trace (tests/data, real): the loop thread's 15.1 ms aten::unflatten_dense_tensors
-// (DDP handling its flattened buckets) runs while the GPU has nothing queued; the rules read
-// only the autograd thread there and called that idle unexplained (gpu_idle).
+// (unflattening coalesced tensors, as DDP does for its buckets and buffers) runs while the
+// GPU has nothing queued; the rules read only the autograd thread there and called that
+// idle unexplained (gpu_idle).
 TEST(StepThreadRules, LoopThreadWorkInAnIdleGapIsCpuBound) {
   const Loaded& l = ttap::rules_support::load(ttap::test::data("hta_ddp_a100_nccl.json.gz"));
   const ttap::Trace& t = l.trace;
