@@ -60,7 +60,7 @@ TEST(SyncCrossingRules, WindowInsideALongSyncNamesIt) {
     ASSERT_NE(f, nullptr) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "cudaDeviceSynchronize of 14.1 ms crosses the range's edge (-")) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "the host is blocked in it, launching nothing, while the GPU works off what was "
-                                 "queued before; GPU idle 293 us after it until the host launches again"))
+                                 "queued before; GPU idle 293 us once its queue ran dry, until the host launches again"))
         << findings_text(found);
     EXPECT_EQ(f->cost, 0) << findings_text(found);
     ASSERT_FALSE(found.empty());
@@ -88,7 +88,7 @@ TEST(SyncCrossingRules, IdleAfterTheLastSyncToTheStepEnd) {
   const auto found = l.engine->detect(b, e);
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.front().id, "host_sync") << findings_text(found);
-  EXPECT_TRUE(evidence_has(found.front(), "GPU idle 40.0 ms after them (100% of the range)")) << findings_text(found);
+  EXPECT_TRUE(evidence_has(found.front(), "GPU idle 40.0 ms once the queue ran dry (100% of the range)")) << findings_text(found);
   EXPECT_TRUE(evidence_has(found.front(), "cudaStreamSynchronize 3.26 ms under aten::nonzero")) << findings_text(found);
 }
 

@@ -37,6 +37,16 @@ constexpr double kLayoutStrongShare = 0.30;
 constexpr size_t kMinRun = 5;
 constexpr double kRunFireShare = 0.10;
 constexpr double kRunStrongShare = 0.40;
+// cpu_bound_step: stretches inside the steps where the training thread records no event
+// between two of its own top-level events (Python or native work outside torch: numpy,
+// metrics, logging, or a wait), each at least kMinQuiet and a fiftieth of a median step:
+// in the clean CPU runs of the corpus (train split) the interpreter's and allocator's pauses
+// between two ops reach 1-2% of a step; their time in the range: 5% of it fires, 50% is
+// certain, as on the GPU.
+constexpr int64_t kMinQuiet = 200'000;
+constexpr double kQuietStepShare = 0.02;
+constexpr double kQuietFireShare = 0.05;
+constexpr double kQuietStrongShare = 0.50;
 
 // The main thread's outermost CPU ops starting in [b, e), in time order, and their time.
 struct OuterOps {
@@ -230,6 +240,75 @@ void detect_unfused_elementwise_on_cpu(const RuleIndex& ix, int64_t begin, int64
                                    runs.size(), kMinRun, ops, dur_text(run_time), pct_text(share)));
   f.evidence.push_back(fmt::format("longest: {} calls: {}{}", longest_size, chain, longest_size > 6 ? " -> ..." : ""));
   f.fix = fmt::format("fuse the chain {}{} with torch.compile, or write it with in-place ops", chain, at_text(f.locations));
+  out.findings.push_back(std::move(f));
+}
+
+// Without a GPU the model's compute is the training thread's ops, so time in the step where
+// that thread records nothing is time the model does not advance: the step waits on it as a
+// GPU waits on host work. Each stretch is taken whole (from the end of the event before it
+// to the start of the one after), so a short range inside a 30 ms stretch sees what it is
+// part of; both neighbours must lie in the steps (a step whose work ran on other threads has
+// no stretch on this one), and the first of several steps is warm-up.
+void detect_cpu_bound_step_on_cpu(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  const Trace& t = ix.t;
+  const auto& steps = ix.tree.steps();
+  const SpanList& top = ix.main_top;
+  if (steps.empty() || top.events.size() < 2 || ix.median_step <= 0) return;
+  const int64_t min_quiet =
+      std::max<int64_t>(kMinQuiet, static_cast<int64_t>(kQuietStepShare * static_cast<double>(ix.median_step)));
+  const int64_t steps_b = steps.front().ts, steps_e = steps.back().end;
+  struct Quiet {
+    int64_t b, e;
+    EventId before, after;
+  };
+  std::vector<Quiet> quiet;
+  // Events starting before begin - max_dur end before begin: the walk starts one before them.
+  size_t k = static_cast<size_t>(std::lower_bound(top.starts.begin(), top.starts.end(), begin - top.max_dur) -
+                                 top.starts.begin());
+  if (k > 0) --k;
+  EventId before = top.events[k];
+  int64_t before_end = t.end(before);
+  const auto add = [&](int64_t b, int64_t e, EventId after) {
+    if (e - b >= min_quiet && e > begin && t.ts[before] >= steps_b && !in_warmup_step(ix, b)) quiet.push_back({b, e, before, after});
+  };
+  for (++k; k < top.events.size() && before_end < end; ++k) {
+    const EventId ev = top.events[k];
+    if (t.ts[ev] < steps_e) add(before_end, t.ts[ev], ev);
+    if (t.end(ev) > before_end) before_end = t.end(ev), before = ev;
+  }
+  // The last step's tail: nothing recorded from its last event to its end.
+  if (k == top.events.size() && before_end < std::min(end, steps_e)) add(before_end, steps_e, kNoEvent);
+  int64_t here = 0;
+  for (const Quiet& q : quiet) here += overlap(q.b, q.e, begin, end);
+  const double range = static_cast<double>(end - begin);
+  const double share = static_cast<double>(here) / range;
+  if (quiet.empty() || share < kQuietFireShare) return;
+  const Quiet& longest =
+      *std::max_element(quiet.begin(), quiet.end(), [](const Quiet& a, const Quiet& b) { return a.e - a.b < b.e - b.b; });
+  RuleFinding f;
+  f.id = "cpu_bound_step";
+  f.confidence = confidence_between(share, kQuietFireShare, kQuietStrongShare);
+  f.cost = here;
+  f.begin = std::max(begin, quiet.front().b);
+  f.end = std::min(end, quiet.back().e);
+  f.events = {longest.before};
+  if (longest.after != kNoEvent) f.events.push_back(longest.after);
+  f.locations = user_locations(ix, f.events);
+  const std::string before_name(t.name_of(longest.before));
+  const std::string after_name = longest.after == kNoEvent ? std::string("the last step's end") : std::string(t.name_of(longest.after));
+  f.evidence.push_back(fmt::format("the training thread records no event for {} ({} of the range) in {} of at least {} "
+                                   "inside the steps: no model compute runs then (no GPU in this trace; Python or "
+                                   "native work outside torch, or a wait)",
+                                   dur_text(here), pct_text(share), quiet.size() == 1 ? std::string("1 stretch") : fmt::format("{} stretches", quiet.size()),
+                                   dur_text(min_quiet)));
+  f.evidence.push_back(fmt::format("longest: {} ({} of a {} step) from the end of {} to {}{}",
+                                   dur_text(longest.e - longest.b),
+                                   pct_text(static_cast<double>(longest.e - longest.b) / static_cast<double>(ix.median_step)),
+                                   dur_text(ix.median_step), before_name, longest.after == kNoEvent ? "" : "the start of ", after_name));
+  f.fix = fmt::format("find the work between {} and {}{} (profile with with_stack=True to see its Python frames) and "
+                      "move it off the step path (into DataLoader workers or a background thread), vectorize it in "
+                      "torch, or run it every N steps",
+                      before_name, after_name, at_text(f.locations));
   out.findings.push_back(std::move(f));
 }
 

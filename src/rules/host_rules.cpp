@@ -53,9 +53,12 @@ constexpr double kIdleFireShare = 0.10;
 constexpr double kIdleStrongShare = 0.60;
 constexpr double kIdleMaxConfidence = 0.7;
 
-// Whether `e` launched GPU work from its own thread while it ran.
-bool launches_from(const RuleIndex& ix, EventId e) {
+// Whether `e` launched GPU work from its own thread while it ran; with any_thread, whether
+// any thread did: a span on the training loop's thread while the autograd thread launches
+// the backward waits for that work, it is not host work keeping the GPU waiting.
+bool launches_from(const RuleIndex& ix, EventId e, bool any_thread = false) {
   auto [lo, hi] = ix.launch_range(ix.t.ts[e], ix.t.end(e));
+  if (any_thread) return lo < hi;
   for (size_t k = lo; k < hi; ++k)
     if (ix.t.track[ix.tree.launcher(ix.gpu[ix.launch_gpu[k]])] == ix.t.track[e]) return true;
   return false;
@@ -79,13 +82,14 @@ bool is_module_marker(const RuleIndex& ix, EventId e) {
 // Events that do launch are looked into, since a layer may hold a numpy call between its
 // kernels.
 template <typename F>
-void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found) {
+void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found, bool any_thread = false) {
   for (EventId ch : ix.tree.children(ev)) {
-    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader)) continue;
+    // A wait on a collective is communication's time (the other ranks), not CPU work.
+    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader | kCommWait)) continue;
     const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
     if (o == 0) continue;
-    if (launches_from(ix, ch) || is_module_marker(ix, ch)) {
-      quiet_work(ix, ch, b, e, found);
+    if (launches_from(ix, ch, any_thread) || is_module_marker(ix, ch)) {
+      quiet_work(ix, ch, b, e, found, any_thread);
       continue;
     }
     found(ch, o);
@@ -107,13 +111,6 @@ std::string culprit_text(const Trace& t, const std::string& name, const Culprit&
                      dur_text(c.longest));
 }
 
-// Idle time in the first of several steps is warm-up (cuDNN autotuning, allocator growth,
-// lazy initialization), not the steady state the ids describe.
-bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
-  const auto& steps = ix.tree.steps();
-  return steps.size() >= 2 && ts >= steps.front().ts && ts < steps.front().end;
-}
-
 std::string step_share_text(const RuleIndex& ix, int64_t ns) {
   if (ix.median_step <= 0) return "";
   return fmt::format(", {} of a {} step", pct_text(static_cast<double>(ns) / static_cast<double>(ix.median_step)),
@@ -121,6 +118,11 @@ std::string step_share_text(const RuleIndex& ix, int64_t ns) {
 }
 
 }  // namespace
+
+bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
+  const auto& steps = ix.tree.steps();
+  return ix.first_step_warmup && ts >= steps.front().ts && ts < steps.front().end;
+}
 
 void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
@@ -190,6 +192,7 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
 }
 
 void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
+  if (ix.gpu.empty()) return detect_cpu_bound_step_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
   // Time in allocator and synchronizing runtime calls is the runtime's, not CPU work.
   std::vector<Interval> runtime = out.explained_idle;
@@ -210,6 +213,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   std::vector<Interval> used;
   EventId worst = kNoEvent;
   int64_t worst_ns = 0;
+  bool on_main_thread = false, on_loop_thread = false;  // whose work the culprits are
   for (auto [b, e] : pieces) {
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
     // but is slow to get there (host contention, a first call) is not "work that launches
@@ -220,16 +224,24 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       cover += o;
       quiet.emplace_back(ev, o);
     };
-    ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
-      // The loader's time is dataloader_stall's, whatever it does inside.
-      if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader)) return;
-      if (!launches_from(ix, ev) && !is_module_marker(ix, ev)) found(ev, overlap(t.ts[ev], t.end(ev), b, e));
-      else quiet_work(ix, ev, b, e, found);
-    });
+    // The launching thread's work, then the training loop's own thread when that is another
+    // (DDP: the autograd thread launches the backward, the loop's metrics run on its thread).
+    const auto judge = [&](const SpanList& top, bool any_thread) {
+      top.each_overlapping(t, b, e, [&](EventId ev) {
+        // The loader's time is dataloader_stall's, whatever it does inside; a collective's
+        // wait is communication's.
+        if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader | kCommWait)) return;
+        if (!launches_from(ix, ev, any_thread) && !is_module_marker(ix, ev)) found(ev, overlap(t.ts[ev], t.end(ev), b, e));
+        else quiet_work(ix, ev, b, e, found, any_thread);
+      });
+    };
+    judge(ix.main_top, false);
+    judge(ix.step_top, true);
     if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
     idle += e - b;
     used.emplace_back(b, e);
     for (auto [ev, o] : quiet) {
+      (t.track[ev] == ix.step_thread ? on_loop_thread : on_main_thread) = true;
       Culprit& c = by_culprit[std::string(t.name_of(ev))];
       c.ns += o;
       if (std::find(c.calls.begin(), c.calls.end(), ev) == c.calls.end()) c.calls.push_back(ev);
@@ -247,10 +259,13 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   f.end = used.back().second;
   f.spans = used;
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return a == worst && b != worst; });
-  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while the main thread runs "
-                                   "CPU work that launches nothing",
+  const char* who = !on_loop_thread  ? "the main thread runs"
+                    : !on_main_thread ? "the training loop's thread (not the one that launches most) runs"
+                                      : "the main thread and the training loop's thread run";
+  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while {} CPU work that launches "
+                                   "nothing",
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(used.size(), "gap"),
-                                   dur_text(kLongGap)));
+                                   dur_text(kLongGap), who));
   std::vector<std::pair<int64_t, std::string>> by;
   for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
   std::sort(by.rbegin(), by.rend());

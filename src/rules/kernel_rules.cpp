@@ -14,6 +14,10 @@ namespace {
 // backward, is in every CNN and not worth a finding) back-to-back elementwise kernels on one
 // stream; their time as a share of kernel time: 10% fires, 40% is certain.
 constexpr size_t kMinRun = 5;
+// How many GPU events a run is followed past the range's edges, each way.
+constexpr size_t kRunReach = 256;
+// A run with fewer than kMinRun kernels in the range counts when it runs this share of it.
+constexpr double kInsideRunShare = 0.5;
 constexpr double kRunFireShare = 0.10;
 constexpr double kRunStrongShare = 0.40;
 // fp32_no_tensor_cores: FP32 GEMM/conv on CUDA cores as a share of kernel time: 5% fires,
@@ -104,50 +108,94 @@ std::string first_type(const Trace& t, EventId op) {
 void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   if (ix.gpu.empty()) return detect_unfused_elementwise_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
-  std::map<int64_t, std::vector<EventId>> open;  // stream -> current run
-  std::vector<std::vector<EventId>> runs;
-  int64_t kernel_time = 0;
-  auto close = [&](std::vector<EventId>& run) {
-    if (run.size() >= kMinRun) runs.push_back(run);
+  // The GPU work the range shows is what runs in it, also kernels that began before it (a
+  // chain of 19 ms elementwise kernels fills 15 ms windows none of them starts in); each run
+  // is taken whole, past the range's edges on its stream, and counted where it runs in it.
+  const auto elementwise = [&](size_t i) {
+    return t.category[ix.gpu[i]] == Category::Kernel && ix.gpu_cat[i] == OpCategory::elementwise && !ix.gpu_in_optimizer[i];
+  };
+  const auto same_stream = [&](size_t i, EventId g) {
+    return ix.on_primary(ix.gpu[i]) && t.track_of(ix.gpu[i]).stream == t.track_of(g).stream;
+  };
+  std::map<int64_t, std::vector<size_t>> open;  // stream -> current run (positions in ix.gpu)
+  std::vector<std::vector<size_t>> runs;
+  int64_t kernel_time = 0;  // kernel time in the range
+  auto close = [&](std::vector<size_t>& run) {
+    if (!run.empty()) runs.push_back(run);
     run.clear();
   };
-  auto [lo, hi] = ix.gpu_range(begin, end);
+  auto [lo, hi] = ix.gpu_range(begin - ix.gpu_max_dur, end);
   for (size_t i = lo; i < hi; ++i) {
     const EventId g = ix.gpu[i];
-    if (!ix.on_primary(g)) continue;
-    std::vector<EventId>& run = open[t.track_of(g).stream];
-    const bool elementwise =
-        t.category[g] == Category::Kernel && ix.gpu_cat[i] == OpCategory::elementwise && !ix.gpu_in_optimizer[i];
-    if (t.category[g] == Category::Kernel) kernel_time += t.dur[g];
-    if (elementwise) run.push_back(g);
+    if (!ix.on_primary(g) || t.end(g) <= begin) continue;
+    std::vector<size_t>& run = open[t.track_of(g).stream];
+    if (t.category[g] == Category::Kernel) kernel_time += overlap(t.ts[g], t.end(g), begin, end);
+    if (elementwise(i)) run.push_back(i);
     else close(run);
   }
   for (auto& [s, run] : open) close(run);
-  if (runs.empty() || kernel_time == 0) return;
-  int64_t run_time = 0, saved = 0;
+  // Whole runs: back from each run's first kernel and on from its last, on its stream, while
+  // the kernels stay elementwise (at most kRunReach events looked at each way).
+  std::vector<std::vector<EventId>> whole;
+  for (const std::vector<size_t>& run : runs) {
+    std::vector<EventId> w;
+    const EventId first = ix.gpu[run.front()], last = ix.gpu[run.back()];
+    std::vector<EventId> before;
+    for (size_t i = run.front(), seen = 0; i > 0 && seen < kRunReach; ++seen) {
+      --i;
+      if (!same_stream(i, first)) continue;
+      if (!elementwise(i)) break;
+      before.push_back(ix.gpu[i]);
+    }
+    w.assign(before.rbegin(), before.rend());
+    for (size_t i : run) w.push_back(ix.gpu[i]);
+    for (size_t i = run.back() + 1, seen = 0; i < ix.gpu.size() && seen < kRunReach; ++i, ++seen) {
+      if (!same_stream(i, last)) continue;
+      if (!elementwise(i)) break;
+      w.push_back(ix.gpu[i]);
+    }
+    // A run counts with at least kMinRun of its kernels in the range, as before; a longer run
+    // only glimpsed by the range counts when it fills most of it (the range lies inside the
+    // chain), else a few kernels of a chain at a short range's edge would outrank what the
+    // range itself shows.
+    int64_t here = 0;
+    for (size_t i : run) here += overlap(t.ts[ix.gpu[i]], t.end(ix.gpu[i]), begin, end);
+    if (run.size() >= kMinRun || (w.size() >= kMinRun && static_cast<double>(here) >= kInsideRunShare * static_cast<double>(end - begin)))
+      whole.push_back(std::move(w));
+  }
+  if (whole.empty() || kernel_time == 0) return;
+  int64_t run_time = 0, saved = 0, all_time = 0;
   size_t kernels = 0, longest = 0;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    int64_t sum = 0, mx = 0;
-    for (EventId g : runs[r]) sum += t.dur[g], mx = std::max(mx, t.dur[g]);
-    run_time += sum;
-    saved += sum - mx;
-    kernels += runs[r].size();
-    if (runs[r].size() > runs[longest].size()) longest = r;
+  for (size_t r = 0; r < whole.size(); ++r) {
+    int64_t sum = 0, mx = 0, here = 0;
+    for (EventId g : whole[r]) sum += t.dur[g], mx = std::max(mx, t.dur[g]), here += overlap(t.ts[g], t.end(g), begin, end);
+    run_time += here;
+    all_time += sum;
+    // Fused, a chain costs about its slowest member: the rest of it is saved, in the range
+    // in proportion to the run's time there.
+    saved += sum > 0 ? static_cast<int64_t>(static_cast<double>(here) * static_cast<double>(sum - mx) / static_cast<double>(sum)) : 0;
+    kernels += whole[r].size();
+    if (whole[r].size() > whole[longest].size()) longest = r;
   }
   const double share = static_cast<double>(run_time) / static_cast<double>(kernel_time);
   if (share < kRunFireShare) return;
   RuleFinding f;
   f.id = "unfused_elementwise";
   f.confidence = confidence_between(share, kRunFireShare, kRunStrongShare);
-  f.cost = saved;
-  const std::vector<EventId>& lr = runs[longest];
+  f.cost = std::min(saved, end - begin);
+  const std::vector<EventId>& lr = whole[longest];
   f.events = lr;
-  for (size_t r = 0; r < runs.size() && f.events.size() < 256; ++r)
-    if (r != longest) f.events.insert(f.events.end(), runs[r].begin(), runs[r].end());
+  for (size_t r = 0; r < whole.size() && f.events.size() < 256; ++r)
+    if (r != longest) f.events.insert(f.events.end(), whole[r].begin(), whole[r].end());
+  if (f.events.size() > 256) f.events.resize(256);
   set_span(t, f);
-  f.evidence.push_back(fmt::format("{} runs of at least {} back-to-back elementwise kernels ({} kernels, {}), {} of "
+  f.begin = std::max(f.begin, begin);
+  f.end = std::min(f.end, end);
+  f.evidence.push_back(fmt::format("{} of at least {} back-to-back elementwise kernels ({} kernels, {}{}), {} of "
                                    "kernel time in the range",
-                                   runs.size(), kMinRun, kernels, dur_text(run_time), pct_text(share)));
+                                   count_text(whole.size(), "run"), kMinRun, kernels, dur_text(all_time),
+                                   all_time > run_time ? fmt::format(", {} of it in the range", dur_text(run_time)) : "",
+                                   pct_text(share)));
   std::string chain;
   for (size_t i = 0; i < lr.size() && i < 6; ++i) chain += fmt::format("{}{}", i ? " -> " : "", op_name(ix, lr[i]));
   int64_t lr_time = 0;

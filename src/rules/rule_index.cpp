@@ -60,12 +60,17 @@ uint32_t flags_of(std::string_view n) {
       n == "aten::equal" || n == "aten::masked_select" || n == "aten::unique" || n == "aten::_unique2")
     f |= kSyncOp;
   if (contains(n, "empty_cache")) f |= kEmptyCache;
+  if (n == "aten::wait" || n == "c10d::wait" || contains(n, "wait_tensor") || contains(n, "Work.wait")) f |= kCommWait;
   return f;
 }
 
 // The most an idle queue takes from a launch call to the kernel's start (CUDA and HIP
 // take 5-50 us).
 constexpr int64_t kMaxIdleQueueLatency = 100'000;
+// A first step at least this much longer than the later steps' median is warm-up (kineto's
+// nw4 run, whose DataLoader workers start in it: 181.6 ms against 126 ms, 1.44x).
+constexpr double kWarmupStepRatio = 1.25;
+constexpr double kEmptyStepShare = 0.01;
 
 }  // namespace
 
@@ -113,7 +118,7 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   // ---- GPU side ----
   gpu = tree.gpu_events();
   gpu_start.reserve(gpu.size());
-  for (EventId g : gpu) gpu_start.push_back(t.ts[g]);
+  for (EventId g : gpu) gpu_start.push_back(t.ts[g]), gpu_max_dur = std::max(gpu_max_dur, t.dur[g]);
   NameClassifier classify(t);
   gpu_cat.reserve(gpu.size());
   for (EventId g : gpu) gpu_cat.push_back(classify.gpu_category(tree, g));
@@ -232,7 +237,17 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     const EventId l = tree.launcher(g);
     if (l != kNoEvent && has(l, kMemcpyCall) && !has(l, kBlockingMemcpy)) syncs.add(l, t.ts[l], t.dur[l]);
   }
-  for (SpanList* l : {&large_copies, &main_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
+  if (!tree.steps().empty()) {
+    const TrackId st = t.track[tree.steps().front().event];
+    if (st != main_thread && st < tree.roots_by_track().size()) {
+      step_thread = st;
+      for (EventId r : tree.roots_by_track()[st])
+        if (profiler_step_number(t.name_of(r)) >= 0)
+          for (EventId ch : tree.children(r)) step_top.add(ch, t.ts[ch], t.dur[ch]);
+    }
+  }
+
+  for (SpanList* l : {&large_copies, &main_top, &step_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache})
     l->sort(t);
 
@@ -254,6 +269,14 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   if (!steps.empty()) {
     std::vector<int64_t> d;
     for (const Step& s : steps) d.push_back(s.end - s.ts);
+    if (d.size() >= 2) {
+      std::vector<int64_t> later(d.begin() + 1, d.end());
+      std::nth_element(later.begin(), later.begin() + static_cast<std::ptrdiff_t>(later.size() / 2), later.end());
+      const double first = static_cast<double>(d.front()), rest = static_cast<double>(later[later.size() / 2]);
+      // Later steps of almost no time are markers closed without work (HTA's MI250 toy ends
+      // with a 0.0 ms step after a 9.3 ms one): then the first step is the steady state.
+      first_step_warmup = first >= kWarmupStepRatio * rest && rest >= kEmptyStepShare * first;
+    }
     std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
     median_step = d[d.size() / 2];
   } else if (!main_top.events.empty()) {
@@ -303,6 +326,20 @@ std::vector<Interval> RuleIndex::whole_idle_gaps(int64_t b, int64_t e, bool in_s
   for (auto g : uncovered(busy, from, to))
     if (g.second > b && g.first < e) out.push_back(g);
   return out;
+}
+
+int64_t RuleIndex::drained_during(EventId call) const {
+  const int64_t b = t.ts[call];
+  int64_t returned = t.end(call) - launch_latency;
+  // A copy call's own copy runs once the queue ahead of it is done: the queue ran dry
+  // before it, and the copy itself is not queued work it waited for.
+  for (EventId g : tree.children(call))
+    if (is_gpu_activity(t.category[g])) returned = std::min(returned, t.ts[g]);
+  // The last busy interval starting before the call returned; its end, when inside the
+  // call, is when the queue ran dry.
+  auto it = std::lower_bound(busy.begin(), busy.end(), returned, [](const Interval& iv, int64_t x) { return iv.first < x; });
+  const int64_t last_end = it == busy.begin() ? b : std::prev(it)->second;
+  return std::max(b, std::min(returned, last_end));
 }
 
 int64_t RuleIndex::resume_after(int64_t ts) const {

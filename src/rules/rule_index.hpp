@@ -36,6 +36,7 @@ enum NameFlag : uint32_t {
   kMultiTensorKernel = 1u << 14,  // multi_tensor_apply / fused optimizer kernels
   kSyncOp = 1u << 15,          // aten::item, _local_scalar_dense, nonzero, is_nonzero, ...
   kEmptyCache = 1u << 16,      // torch.cuda.empty_cache frames
+  kCommWait = 1u << 17,        // waits on a collective (aten::wait, c10d / functional wait_tensor)
 };
 
 using Interval = std::pair<int64_t, int64_t>;
@@ -75,6 +76,7 @@ struct RuleIndex {
   // ---- GPU side ----
   std::vector<EventId> gpu;          // all GPU activity by start
   std::vector<int64_t> gpu_start;
+  int64_t gpu_max_dur = 0;           // the longest GPU activity: how far back one may still run
   std::vector<OpCategory> gpu_cat;   // per position in gpu
   std::vector<uint8_t> gpu_in_optimizer;  // launched inside an optimizer step or zero_grad span
   int32_t device = -1;               // the device with the most GPU time (the one judged)
@@ -98,6 +100,12 @@ struct RuleIndex {
   // ---- CPU side ----
   TrackId main_thread = UINT32_MAX;  // the thread that launched the most GPU work
   SpanList main_top;                 // its top-level events (under ProfilerStep when present)
+  // The thread that holds the ProfilerStep spans (the training loop's Python thread) when it
+  // is not main_thread: in DDP training the autograd thread launches the backward and so
+  // launches most, while the loop's own host work (metrics, logging, the optimizer's Python)
+  // runs here. Its top-level events under the steps; empty when it is main_thread.
+  TrackId step_thread = UINT32_MAX;
+  SpanList step_top;
   SpanList cpu_ops;                  // every cpu_op, all threads
   SpanList large_copies;             // host<->device copies of at least 1 MB, primary device
   // syncs: synchronizing calls, blocking cudaMemcpy, and async copies to pageable host memory
@@ -105,6 +113,12 @@ struct RuleIndex {
   SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
   int64_t median_step = 0;           // ns, 0 without steps
+  // The first of several steps is warm-up (cuDNN autotuning, allocator growth, lazy
+  // initialization, DataLoader workers starting) when it shows it: it lasts at least
+  // kWarmupStepRatio times the median of the later steps. A profiler schedule's warmup
+  // phase usually leaves the first recorded step as long as the others (every public trace
+  // with several steps but one), and then it is steady state like them.
+  bool first_step_warmup = false;
 
   // ---- range helpers ----
   // Positions in `gpu` of activity starting in [b, e).
@@ -132,6 +146,12 @@ struct RuleIndex {
   // When the GPU can next start work after the host returns at `ts`: the first launch issued
   // at or after it, plus the idle-queue latency (`ts` itself when nothing follows).
   int64_t resume_after(int64_t ts) const;
+  // When the GPU ran dry during the blocking call `call` (a sync, or a copy that waits for
+  // the queue): the end of the device's last activity before the call returned (less the
+  // idle-queue latency; for a copy, before its own copy started), not before the call
+  // began. GPU idle from then until the host launches again is the call's: the host sat in
+  // it, launching nothing. Idle between its queued work before that is the queue's own.
+  int64_t drained_during(EventId call) const;
   // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
   EventId enclosing_op(EventId e) const;
   // Whether [b, e) lies inside a step after the first, or after warmup_end without steps.
@@ -167,6 +187,9 @@ std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
+// Whether `ts` falls in a first step that is warm-up (RuleIndex::first_step_warmup), not the
+// steady state the ids describe (host_rules.cpp).
+bool in_warmup_step(const RuleIndex& ix, int64_t ts);
 // A finding's begin and end: the span of its events (at least one).
 void set_span(const Trace& t, RuleFinding& f);
 
@@ -210,10 +233,11 @@ void detect_comm_not_overlapped(const RuleIndex&, int64_t, int64_t, DetectorOutp
 void detect_comm_blocks_compute(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_graph_breaks(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 
-// What four of them judge on CPU-only traces, where the work is CPU ops (cpu_op_rules.cpp).
+// What five of them judge on CPU-only traces, where the work is CPU ops (cpu_op_rules.cpp).
 void detect_cast_churn_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_redundant_copy_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_layout_conversion_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 void detect_unfused_elementwise_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
+void detect_cpu_bound_step_on_cpu(const RuleIndex&, int64_t, int64_t, DetectorOutput&);
 
 }  // namespace ttap::rules

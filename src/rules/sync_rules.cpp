@@ -128,8 +128,9 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     const bool to_steps_end = next == none && ix.gpu_record_spans_steps();
     const int64_t resume = to_steps_end ? ix.step_last : ix.resume_after(t.end(s));
     if (resume <= begin) return;
-    // The sync returns once the queue is empty; gaps while it waits are the queue's own.
-    const int64_t drained = std::max(t.ts[s], t.end(s) - ix.launch_latency);
+    // The sync returns once the queue is empty; gaps while it waits are the queue's own,
+    // until the queue runs dry: idle after that while the host still waits is the sync's.
+    const int64_t drained = ix.drained_during(s);
     std::vector<Interval> gaps =
         uncovered(ix.busy, std::max(drained, ix.gpu_first), std::min(resume, to_steps_end ? ix.step_last : ix.gpu_last));
     const std::vector<Interval> dl = other_host_causes(ix, t.ts[s], resume);
@@ -181,13 +182,13 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   }
   std::string kinds;
   for (auto& [k, n] : by_kind) kinds += fmt::format("{}{} x{}", kinds.empty() ? "" : ", ", k, n);
-  f.evidence.push_back(fmt::format("{} synchronizing calls ({}) block the host {} in total; GPU idle {} after them "
-                                   "({} of the range)",
+  f.evidence.push_back(fmt::format("{} synchronizing calls ({}) block the host {} in total; GPU idle {} once the "
+                                   "queue ran dry ({} of the range)",
                                    cases.size(), kinds, dur_text(blocked), dur_text(idle),
                                    pct_text(static_cast<double>(idle) / range)));
   for (size_t i = 0; i < cases.size() && i < 3; ++i) {
     const SyncCase& c = cases[i];
-    f.evidence.push_back(fmt::format("{} {}{}; GPU idle {} after it", t.name_of(c.call), dur_text(t.dur[c.call]),
+    f.evidence.push_back(fmt::format("{} {}{}; GPU idle {} once its queue ran dry", t.name_of(c.call), dur_text(t.dur[c.call]),
                                      c.op == kNoEvent ? "" : fmt::format(" under {}", t.name_of(c.op)),
                                      dur_text(c.idle)));
   }
@@ -198,8 +199,8 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   });
   if (const EventId c = crossing->call; overlap(t.ts[c], t.end(c), begin, end) > 0 && (t.ts[c] < begin || t.end(c) > end))
     f.evidence.push_back(fmt::format("{} of {} crosses the range's edge ({}{} to {}{} of the range start): the host is "
-                                     "blocked in it, launching nothing{}; GPU idle {} after it until the host launches "
-                                     "again",
+                                     "blocked in it, launching nothing{}; GPU idle {} once its queue ran dry, until the "
+                                     "host launches again",
                                      t.name_of(c), dur_text(t.dur[c]), t.ts[c] < begin ? "-" : "+",
                                      dur_text(std::llabs(t.ts[c] - begin)), t.end(c) < begin ? "-" : "+",
                                      dur_text(std::llabs(t.end(c) - begin)),

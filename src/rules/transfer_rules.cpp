@@ -291,7 +291,7 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     int64_t idle = 0;
     const EventId s = sync_completing(ix, g);
     if (s != kNoEvent) {
-      const int64_t drained = std::max(t.ts[s], t.end(s) - ix.launch_latency);
+      const int64_t drained = ix.drained_during(s);
       for (auto iv : uncovered(ix.busy, std::max({drained, ix.gpu_first, begin}),
                                std::min({ix.resume_after(t.end(s)), ix.gpu_last, end}))) {
         idle += iv.second - iv.first;
