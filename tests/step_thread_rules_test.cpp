@@ -45,8 +45,11 @@ TEST(StepThreadRules, LoopThreadWorkInAnIdleGapIsCpuBound) {
   // A 2 ms range in the middle of the call: the GPU is idle there (checked: the range holds
   // no GPU activity), so its first finding must name the call as what the host did.
   const int64_t mid = t.ts[u] + t.dur[u] / 2, b = mid - 1'000'000, e = mid + 1'000'000;
-  for (ttap::EventId g = 0; g < t.size(); ++g)
-    if (ttap::is_gpu_activity(t.category[g])) ASSERT_FALSE(t.ts[g] < e && t.end(g) > b) << "GPU busy in the range";
+  for (ttap::EventId g = 0; g < t.size(); ++g) {
+    if (ttap::is_gpu_activity(t.category[g])) {
+      ASSERT_FALSE(t.ts[g] < e && t.end(g) > b) << "GPU busy in the range";
+    }
+  }
   const auto found = l.engine->detect(b, e);
   ASSERT_FALSE(found.empty());
   const ttap::RuleFinding& f = found.front();
