@@ -63,6 +63,7 @@ DEFAULT_CONFIG: Dict[str, int] = dict(
     rel_stats=0,       # 1 = window statistics as robust z-scores against the trace's windows
     name_drop=0,       # percent of events whose name is dropped in training (names of unseen
                        # backgrounds' kernels are new tokens: the rest of the event must carry it)
+    gpu_names=1,       # 0 = no name for GPU events (kernel names are the most background-specific)
     pool_max=0,        # 1 = window embedding also from the max over its events, not the mean only
     abs_stats=0,       # 1 = the window statistics themselves (not relative to the trace) as an input
     rel_emb=0,         # 1 = the pooled window embedding as a robust z-score against the trace's
@@ -128,6 +129,7 @@ class Detector(nn.Module):
         self.rel_emb = bool(c.get("rel_emb", 0))
         self.pool_max = bool(c.get("pool_max", 0))
         self.p_name_drop = float(c.get("name_drop", 0)) / 100.0
+        self.gpu_names = bool(c.get("gpu_names", 1))
         self.abs_stats = bool(c.get("abs_stats", 0))
         self.num_kinds, self.num_opcats, self.num_tracks = NUM_KINDS, NUM_OPCATS, NUM_TRACKS
         self.rel_start_col = REL_START_COL
@@ -192,6 +194,8 @@ class Detector(nn.Module):
         if self.use_names:
             idx = event_name.clamp(0, names.shape[0] - 1).reshape(-1)
             nm = names.index_select(0, idx).reshape(W, E, self.d)
+            if not self.gpu_names:
+                nm = nm * (1.0 - event_numeric[:, :, 5:6])      # column 5: is_gpu
             if self.training and self.p_name_drop > 0.0:
                 keep = (torch.rand(W, E, 1) >= self.p_name_drop).to(nm.dtype)
                 nm = nm * keep / (1.0 - self.p_name_drop)
@@ -315,6 +319,27 @@ class Detector(nn.Module):
         _, logits = self.embed_and_logits(name_tokens, event_name, event_kind, event_opcat, event_track,
                                           event_numeric, event_mask)
         return torch.sigmoid(logits).to(torch.float32)
+
+
+class RoutedDetector(nn.Module):
+    """Two detectors in one file, with the same interface: `gpu` scores traces with GPU
+    activity (a kernel, copy, set or GPU sync in any window: event_numeric column 5), `cpu`
+    the CPU-only runs. Why (models/MODEL_CARD.md, sixth round): the detectors trained with
+    per-trace speed augmentation hold on GPU traces of unseen backgrounds, and lose only on
+    CPU-only runs, which the earlier model scores better. One of them runs per trace."""
+
+    def __init__(self, cpu: Detector, gpu: Detector):
+        super().__init__()
+        self.cpu_model = cpu
+        self.gpu_model = gpu
+
+    def forward(self, name_tokens: torch.Tensor, event_name: torch.Tensor, event_kind: torch.Tensor,
+                event_opcat: torch.Tensor, event_track: torch.Tensor, event_numeric: torch.Tensor,
+                event_mask: torch.Tensor) -> torch.Tensor:
+        has_gpu = bool(((event_numeric[:, :, 5] > 0.5) & event_mask.to(torch.bool)).any())
+        if has_gpu:
+            return self.gpu_model(name_tokens, event_name, event_kind, event_opcat, event_track, event_numeric, event_mask)
+        return self.cpu_model(name_tokens, event_name, event_kind, event_opcat, event_track, event_numeric, event_mask)
 
 
 def robust_z(x: torch.Tensor, floor: float) -> torch.Tensor:

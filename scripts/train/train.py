@@ -171,6 +171,23 @@ def fmt(res):
     return " | ".join(out)
 
 
+def augment_speed(inputs, amount, rng, gaps=False):
+    """The trace's inputs with GPU and host durations scaled by exp(U(-amount, amount)) each
+    (docs/features.md: column 0 ln(1 + us), 7 min(1, duration / window), 5 is_gpu); with
+    `gaps`, launch delays and gaps (columns 1 and 3) by the host's factor too (a slower host
+    launches later); the windows stay as recorded."""
+    num = inputs[5].clone()
+    gpu = num[:, :, 5]
+    host = math.exp(rng.uniform(-amount, amount))
+    scale = gpu * math.exp(rng.uniform(-amount, amount)) + (1.0 - gpu) * host
+    num[:, :, 0] = torch.log1p(torch.expm1(num[:, :, 0]) * scale)
+    num[:, :, 7] = (num[:, :, 7] * scale).clamp(max=1.0)
+    if gaps:
+        for col in (1, 3):
+            num[:, :, col] = torch.log1p(torch.expm1(num[:, :, col]) * host)
+    return list(inputs[:5]) + [num] + list(inputs[6:])
+
+
 def parse_quota(spec, train):
     """--set-quota bench=290,x=290 -> {set: traces per epoch}; every train set must be named."""
     if not spec:
@@ -235,6 +252,13 @@ def main():
                     "teacher (e.g. an ensemble's mean); the window target becomes a blend of the label target and "
                     "the teacher's score (distillation into one model)")
     ap.add_argument("--teacher-weight", type=float, default=0.5, help="the teacher's share of the window target")
+    ap.add_argument("--augment-speed", type=float, default=0.0,
+                    help="training only: each trace's GPU and host event durations scaled by exp(U(-a, a)), "
+                         "drawn apart for the two, as on a faster or slower machine (0: off)")
+    ap.add_argument("--augment-gaps", action="store_true",
+                    help="with --augment-speed: launch delays and gaps scaled by the host's factor too")
+    ap.add_argument("--init", help="start from this checkpoint's weights and config (fine-tuning; --config "
+                    "overrides only switches that add no weights)")
     ap.add_argument("--swa-from", type=int,
                     help="also keep the running average of the weights at the end of each epoch from this one "
                          "on (stochastic weight averaging); it is scored on val and saved as NAME_swa.pt")
@@ -271,6 +295,9 @@ def main():
     vocab = vocab_rows_from_tokenizer(a.tokenizer)
     max_id = max(int(t.inputs[0].max()) for t in traces)
     cfg["vocab"] = max(vocab or 0, max_id + 1)
+    init = torch.load(a.init, map_location="cpu") if a.init else None
+    if init is not None:
+        cfg.update(init["config"])
     if a.config:
         cfg.update(json.loads(a.config))
     cfg["chunk"] = 100  # training: whole trace per step (same results; the chunk is a loop size)
@@ -278,6 +305,8 @@ def main():
     if a.weights:
         weights.update(json.loads(a.weights))
     model = Detector(cfg)
+    if init is not None:
+        model.load_state_dict(init["state_dict"])
     print(f"config {json.dumps(cfg)}; {count_parameters(model)} parameters; tokenizer rows {vocab}, max id {max_id}",
           flush=True)
     print(f"train {len(train)} traces ({sum(t.label for t in train)} bad), val {len(val)}; train tasks {train_tasks}",
@@ -315,7 +344,9 @@ def main():
         te = time.time()
         for b in range(0, len(order), a.batch):
             batch = order[b:b + a.batch]
-            outs = [model.embed_and_logits(*t.inputs) for t in batch]
+            outs = [model.embed_and_logits(*(augment_speed(t.inputs, a.augment_speed, rng, a.augment_gaps)
+                                             if a.augment_speed > 0
+                                             else t.inputs)) for t in batch]
             loss, parts = batch_loss(outs, [t.label for t in batch], [t.target for t in batch], a.mode, weights,
                                      a.topk, a.margin_sep, a.margin_rank, a.trace_weight)
             opt.zero_grad()
