@@ -213,6 +213,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   std::vector<Interval> used;
   EventId worst = kNoEvent;
   int64_t worst_ns = 0;
+  int64_t capture_ns = 0;  // of the idle, the part the host spent capturing CUDA graphs
   bool on_main_thread = false, on_loop_thread = false;  // whose work the culprits are
   for (auto [b, e] : pieces) {
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
@@ -240,7 +241,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
     idle += e - b;
     used.emplace_back(b, e);
+    int64_t captured_here = 0;
     for (auto [ev, o] : quiet) {
+      if (ix.in_graph_capture(ev)) captured_here += o;
       (t.track[ev] == ix.step_thread ? on_loop_thread : on_main_thread) = true;
       Culprit& c = by_culprit[std::string(t.name_of(ev))];
       c.ns += o;
@@ -249,6 +252,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       if (o > worst_ns) worst_ns = o, worst = ev;
       if (f.events.size() < 256 && std::find(f.events.begin(), f.events.end(), ev) == f.events.end()) f.events.push_back(ev);
     }
+    capture_ns += std::min(captured_here, e - b);
   }
   const double range = static_cast<double>(end - begin);
   if (f.events.empty() || static_cast<double>(idle) / range < kCpuFireShare) return;
@@ -270,11 +274,33 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
   std::sort(by.rbegin(), by.rend());
   for (size_t i = 0; i < by.size() && i < 3; ++i) f.evidence.push_back(culprit_text(t, by[i].second, by_culprit[by[i].second]));
+  if (capture_ns > 0)
+    f.evidence.push_back(fmt::format("{} of that idle during CUDA graph capture: kernels launched while a graph is "
+                                     "captured are recorded into it, not run",
+                                     dur_text(capture_ns)));
   f.locations = user_locations(ix, f.events);
-  const Culprit& top = by_culprit[by.front().second];
+  const std::string& top_name = by.front().second;
+  const Culprit& top = by_culprit[top_name];
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
+  // What helps depends on what the culprit is. Capturing a CUDA graph and a compiled
+  // graph's host side are not input-pipeline work that a DataLoader worker could take.
+  const bool captured = std::all_of(top.calls.begin(), top.calls.end(), [&](EventId c) { return ix.in_graph_capture(c); });
+  const bool compiled_call = ix.has(top.calls.front(), kCompiledCall | kCompiledRegion);
+  if (captured)
+    f.fix = fmt::format("{}{} runs during CUDA graph capture, one-time warm-up work (the captured kernels run later, "
+                        "on replay): profile after capture (warm up first, then record with torch.profiler.schedule("
+                        "wait=..., warmup=..., active=...)); if capture recurs in the steady state, inputs come in "
+                        "shapes not captured yet: pad them to the captured sizes",
+                        top_name, where);
+  else if (compiled_call)
+    f.fix = fmt::format("the GPU waits on {}{}, a torch.compile'd graph's host side (its Python wrapper, guard checks "
+                        "and kernel launches): replay it as a CUDA graph (torch.compile(mode=\"reduce-overhead\")), "
+                        "and remove graph breaks (torch._dynamo.explain) so fewer compiled regions, each with its own "
+                        "call overhead, run per step",
+                        top_name, where);
   // Many short calls are per-op overhead, not one piece of work to move elsewhere.
-  f.fix = top.calls.size() > 1 && top.longest * 4 < top.ns
+  else
+    f.fix = top.calls.size() > 1 && top.longest * 4 < top.ns
               ? fmt::format("the host spends the idle in {} short {} calls{}: do that work in fewer, larger ops (batch "
                             "per-tensor loops with torch._foreach_* or one op over a flattened tensor), or move it off "
                             "the step path",
