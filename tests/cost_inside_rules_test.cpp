@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 
 #include "rules_support.hpp"
@@ -45,6 +46,39 @@ TEST(CostInsideRules, AKernelRunningPastTheWindowDoesNotOutrankWhatTheWindowHold
       if (all[i].severity == all[i - 1].severity)
         EXPECT_GE(inside(all[i - 1], wb, we), inside(all[i], wb, we)) << wb << "\n" << findings_text(all);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// "X crosses the range's edge (A to B of the range start)" is said only of a call running
+// at an edge of the range. Before, alloc_churn said it of any call that began before the
+// range, also one that had ended there: on x_tracelens_vllm_piecewise_capture_04 (ttap-bench-x
+// val) "hipMalloc of 27 us crosses the range's edge (-203 us to -176 us of the range start)".
+double signed_us(const std::string& sign, const std::string& num, const std::string& unit) {
+  const double v = std::stod(num) * (unit == "ms" ? 1e3 : unit == "s" ? 1e6 : 1.0);
+  return sign == "-" ? -v : v;
+}
+
+void expect_crossings_cross(const Loaded& l) {
+  const std::regex crosses(R"(crosses the range's edge \(([-+]?)([0-9.]+) (us|ms|s) to ([-+]?)([0-9.]+) (us|ms|s) of the range start\))");
+  for (auto [b, e] : l.windows)
+    for (const ttap::RuleFinding& f : l.engine->detect(b, e))
+      for (const std::string& ev : f.evidence) {
+        std::smatch m;
+        if (!std::regex_search(ev, m, crosses)) continue;
+        const double from = signed_us(m[1], m[2], m[3]), to = signed_us(m[4], m[5], m[6]);
+        const double len = static_cast<double>(e - b) / 1e3;
+        EXPECT_TRUE((from < 0 && to > 0) || (from < len && to > len)) << f.id << ": " << ev << " (range " << len << " us)";
+      }
+}
+
+TEST(CostInsideRules, ACallSaidToCrossTheRangesEdgeRunsAtIt) {
+  if (const Loaded* l = corpus_x_trace("x_tracelens_vllm_piecewise_capture_04.json.gz")) expect_crossings_cross(*l);
+  for (const char* name : {"tracelens_vllm_piecewise_capture.json.gz", "hta_alexnet_a100_small.json.gz",
+                           "tracelens_sglang_decode_bs32.json.gz", "kineto_resnet50_v100_nw4.json.gz"})
+    expect_crossings_cross(ttap::rules_support::load(ttap::test::data(name)));
 }
 
 }  // namespace
