@@ -60,6 +60,16 @@ bool named_before(const F& a, const F& b) {
   return a.confidence > b.confidence;
 }
 
+// The part of a finding's cost that lies inside [begin, end): all of it when it fits, else
+// at most where the finding's span [f_begin, f_end) meets the range (a 20 ms kernel seen
+// through a 15 ms window costs that window only what runs inside it).
+inline int64_t cost_inside(int64_t cost, int64_t f_begin, int64_t f_end, int64_t begin, int64_t end) {
+  const int64_t range = end > begin ? end - begin : 0;
+  if (cost <= range) return cost;
+  const int64_t overlap = (f_end < end ? f_end : end) - (f_begin > begin ? f_begin : begin);
+  return overlap > 0 ? (overlap < range ? overlap : range) : range;
+}
+
 // Runs the rule detectors. Construction precomputes what every range needs (sorted GPU
 // activity, launches, per-track indices), so detect() over 100 windows stays cheap.
 class RuleEngine {

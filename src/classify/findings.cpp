@@ -48,8 +48,7 @@ void clip_cost_to_range(Finding& f, int64_t begin, int64_t end) {
   const int64_t range = std::max<int64_t>(0, end - begin);
   if (f.cost <= range) return;
   // Counted beyond the range: the part inside is at most where the pattern meets the range.
-  const int64_t overlap = std::min(f.end, end) - std::max(f.begin, begin);
-  const int64_t here = overlap > 0 ? std::min(overlap, range) : range;
+  const int64_t here = cost_inside(f.cost, f.begin, f.end, begin, end);
   f.evidence.push_back(fmt::format("the whole pattern costs {:.3f} ms and spans {:.3f} ms, beyond this {:.3f} ms "
                                    "range; {:.3f} ms of it lies inside, the cost counted here",
                                    static_cast<double>(f.cost) / 1e6, static_cast<double>(f.end - f.begin) / 1e6,

@@ -80,14 +80,32 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
     d(impl_->index, begin, end, out);
   }
   const double span = static_cast<double>(end - begin);
+  std::vector<int64_t> inside;  // each finding's cost inside the range, in out.findings' order
   for (RuleFinding& f : out.findings) {
     f.confidence = std::clamp(f.confidence, 0.0, 1.0);
-    const double share = static_cast<double>(f.cost) / span;
+    // Judged on the cost inside the range, the one the report shows for it: a pattern that
+    // runs on past the window's edges must not outrank what the window itself holds.
+    int64_t f_begin = f.begin, f_end = f.end;
+    for (const auto& [b, e] : f.spans) f_begin = std::min(f_begin, b), f_end = std::max(f_end, e);
+    const int64_t here = cost_inside(f.cost, f_begin, f_end, begin, end);
+    const double share = static_cast<double>(here) / span;
     f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
-    if (static_cast<double>(f.cost) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;
+    if (static_cast<double>(here) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;
+    inside.push_back(here);
   }
-  std::stable_sort(out.findings.begin(), out.findings.end(), named_before<RuleFinding>);
-  return std::move(out.findings);
+  // named_before's order, with the cost inside the range ranking findings of one severity.
+  std::vector<size_t> order(out.findings.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const RuleFinding &fa = out.findings[a], &fb = out.findings[b];
+    if (fa.severity != fb.severity) return fa.severity > fb.severity;
+    if (inside[a] != inside[b]) return inside[a] > inside[b];
+    return fa.confidence > fb.confidence;
+  });
+  std::vector<RuleFinding> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(std::move(out.findings[i]));
+  return sorted;
 }
 
 std::vector<double> RuleEngine::scores(const std::vector<std::pair<int64_t, int64_t>>& ranges) const {

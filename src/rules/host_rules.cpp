@@ -96,6 +96,25 @@ void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found,
   }
 }
 
+// Ops that only set up a tensor (allocate it uninitialized, or make a view or an alias of
+// another): no data is computed, so a long call is the host running slowly, not work that
+// could run elsewhere.
+bool tensor_setup_op(std::string_view n) {
+  for (std::string_view op : {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::detach", "aten::to",
+                              "aten::t", "aten::expand", "aten::slice", "aten::view", "aten::as_strided", "aten::narrow",
+                              "aten::reshape", "aten::_reshape_alias", "aten::permute", "aten::transpose",
+                              "aten::unsqueeze", "aten::squeeze", "aten::alias", "aten::select", "aten::lift_fresh"})
+    if (n == op) return true;
+  return false;
+}
+
+// Whether e runs inside DistributedDataParallel's forward (its record_function span).
+bool under_ddp_forward(const RuleIndex& ix, EventId e) {
+  for (EventId p = ix.tree.parent(e); p != kNoEvent; p = ix.tree.parent(p))
+    if (ix.t.name_of(p) == "DistributedDataParallel.forward") return true;
+  return false;
+}
+
 // The host work behind idle time, by name: the time each name's calls hold of the idle,
 // how many calls, and the longest. Blame goes to what holds the time: 81 calls of 30 us are
 // not "inside" one op the way a single 3 ms call is.
@@ -213,6 +232,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   std::vector<Interval> used;
   EventId worst = kNoEvent;
   int64_t worst_ns = 0;
+  int64_t capture_ns = 0;  // of the idle, the part the host spent capturing CUDA graphs
   bool on_main_thread = false, on_loop_thread = false;  // whose work the culprits are
   for (auto [b, e] : pieces) {
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
@@ -240,7 +260,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
     idle += e - b;
     used.emplace_back(b, e);
+    int64_t captured_here = 0;
     for (auto [ev, o] : quiet) {
+      if (ix.in_graph_capture(ev)) captured_here += o;
       (t.track[ev] == ix.step_thread ? on_loop_thread : on_main_thread) = true;
       Culprit& c = by_culprit[std::string(t.name_of(ev))];
       c.ns += o;
@@ -249,6 +271,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       if (o > worst_ns) worst_ns = o, worst = ev;
       if (f.events.size() < 256 && std::find(f.events.begin(), f.events.end(), ev) == f.events.end()) f.events.push_back(ev);
     }
+    capture_ns += std::min(captured_here, e - b);
   }
   const double range = static_cast<double>(end - begin);
   if (f.events.empty() || static_cast<double>(idle) / range < kCpuFireShare) return;
@@ -270,11 +293,57 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
   std::sort(by.rbegin(), by.rend());
   for (size_t i = 0; i < by.size() && i < 3; ++i) f.evidence.push_back(culprit_text(t, by[i].second, by_culprit[by[i].second]));
+  if (capture_ns > 0)
+    f.evidence.push_back(fmt::format("{} of that idle during CUDA graph capture: kernels launched while a graph is "
+                                     "captured are recorded into it, not run",
+                                     dur_text(capture_ns)));
   f.locations = user_locations(ix, f.events);
-  const Culprit& top = by_culprit[by.front().second];
+  const std::string& top_name = by.front().second;
+  const Culprit& top = by_culprit[top_name];
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
+  // What helps depends on what the culprit is. Capturing a CUDA graph and a compiled
+  // graph's host side are not input-pipeline work that a DataLoader worker could take.
+  const bool captured = std::all_of(top.calls.begin(), top.calls.end(), [&](EventId c) { return ix.in_graph_capture(c); });
+  const bool compiled_call = ix.has(top.calls.front(), kCompiledCall | kCompiledRegion);
+  // DDP's forward broadcasts the module's buffers from rank 0 (broadcast_buffers=True, the
+  // default), flattening them into buckets and unflattening them back, on the host.
+  const bool ddp_buffers = (top_name == "aten::unflatten_dense_tensors" || top_name == "aten::flatten_dense_tensors") &&
+                           under_ddp_forward(ix, top.calls.front());
+  const bool zero_grad = ix.has(top.calls.front(), kZeroGrad);
   // Many short calls are per-op overhead, not one piece of work to move elsewhere.
-  f.fix = top.calls.size() > 1 && top.longest * 4 < top.ns
+  const bool many_short = top.calls.size() > 1 && top.longest * 4 < top.ns;
+  const bool metadata = !many_short && tensor_setup_op(top_name);
+  if (captured)
+    f.fix = fmt::format("{}{} runs during CUDA graph capture, one-time warm-up work (the captured kernels run later, "
+                        "on replay): profile after capture (warm up first, then record with torch.profiler.schedule("
+                        "wait=..., warmup=..., active=...)); if capture recurs in the steady state, inputs come in "
+                        "shapes not captured yet: pad them to the captured sizes",
+                        top_name, where);
+  else if (compiled_call)
+    f.fix = fmt::format("the GPU waits on {}{}, a torch.compile'd graph's host side (its Python wrapper, guard checks "
+                        "and kernel launches): replay it as a CUDA graph (torch.compile(mode=\"reduce-overhead\")), "
+                        "and remove graph breaks (torch._dynamo.explain) so fewer compiled regions, each with its own "
+                        "call overhead, run per step",
+                        top_name, where);
+  else if (ddp_buffers)
+    f.fix = fmt::format("{} is DistributedDataParallel's buffer broadcast at each forward (broadcast_buffers=True, "
+                        "the default): DistributedDataParallel(..., broadcast_buffers=False) when the module's buffers "
+                        "(BatchNorm statistics) need no sync every step, or keep buffers few and small",
+                        top_name);
+  else if (zero_grad)
+    f.fix = fmt::format("{}{} launches nothing (gradients set to None): its host time is a loop over the parameters "
+                        "while the GPU has no work queued; call it where kernels are still queued (right after "
+                        "optimizer.step()), or compile the optimizer step and zero_grad with torch.compile",
+                        top_name, where);
+  else if (metadata)
+    f.fix = fmt::format("{}{} computes nothing (it sets up a tensor or a view), so there is no work to move: the host "
+                        "is slow between launches here, from per-op overhead (Python, the dispatcher) or a busy CPU "
+                        "(other processes or threads on these cores); capture the step in a CUDA graph (torch.compile("
+                        "mode=\"reduce-overhead\")) so the GPU does not wait on it, and keep the training threads on "
+                        "free cores",
+                        top_name, where);
+  else
+    f.fix = many_short
               ? fmt::format("the host spends the idle in {} short {} calls{}: do that work in fewer, larger ops (batch "
                             "per-tensor loops with torch._foreach_* or one op over a flattened tensor), or move it off "
                             "the step path",

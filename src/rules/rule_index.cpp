@@ -36,7 +36,13 @@ uint32_t flags_of(std::string_view n) {
       if (!contains(n, "Async") && !contains(n, "WithStream") && !contains(n, "ToSymbol")) f |= kBlockingMemcpy;
     }
     if (n == "cudaMalloc" || n == "cudaFree" || n == "hipMalloc" || n == "hipFree") f |= kAllocCall;
+    if (contains(n, "StreamBeginCapture") || contains(n, "StreamEndCapture") || contains(n, "GraphInstantiate"))
+      f |= kGraphCapture;
   }
+  // torch.cuda.CUDAGraph's capture_begin / capture_end (their Python frames and bindings).
+  if (contains(n, "capture_begin") || contains(n, "capture_end")) f |= kGraphCapture;
+  // Inductor's wrapper call of a compiled graph and Dynamo's guard check before it.
+  if (starts_with(n, "## Call CompiledFxGraph") || n == "TorchDynamo Cache Lookup") f |= kCompiledCall;
   if (is_dataloader_event(n)) f |= kDataLoader;
   if (starts_with(n, "Optimizer.step#")) f |= kOptimizerStep;
   if (starts_with(n, "Optimizer.zero_grad#") || starts_with(n, "## zero_grad")) f |= kZeroGrad;
@@ -96,11 +102,13 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
 
   // ---- CPU spans ----
   std::vector<int64_t> launches_per_track(t.tracks.size(), 0);
+  std::vector<EventId> capture_calls;  // stream Begin/EndCapture calls
   for (EventId e = 0; e < t.size(); ++e) {
     const Category c = t.category[e];
     if (!is_cpu_side(c)) continue;
     const uint32_t f = name_flags[t.name[e]];
     const int64_t ts = t.ts[e], dur = t.dur[e];
+    if (is_launch(c) && (f & kGraphCapture) && contains(t.name_of(e), "Capture")) capture_calls.push_back(e);
     if (c == Category::CpuOp) cpu_ops.add(e, ts, dur);
     if (f & kDataLoader) dataloader.add(e, ts, dur);
     if (f & kOptimizerStep) optimizer.add(e, ts, dur);
@@ -114,6 +122,20 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
       if (f & kMemcpyCall) memcpy_calls.add(e, ts, dur);
     }
   }
+
+  // Each thread's Begin-Capture pairs with its next End-Capture.
+  std::sort(capture_calls.begin(), capture_calls.end(),
+            [&](EventId a, EventId b) { return t.ts[a] != t.ts[b] ? t.ts[a] < t.ts[b] : a < b; });
+  std::map<TrackId, int64_t> capture_open;  // per thread: the start of a capture not yet ended
+  for (EventId e : capture_calls) {
+    if (contains(t.name_of(e), "BeginCapture")) {
+      capture_open.emplace(t.track[e], t.ts[e]);
+    } else if (auto it = capture_open.find(t.track[e]); it != capture_open.end()) {
+      captures.emplace_back(it->second, t.end(e));
+      capture_open.erase(it);
+    }
+  }
+  captures = merge_intervals(std::move(captures));
 
   // ---- GPU side ----
   gpu = tree.gpu_events();
@@ -351,6 +373,11 @@ EventId RuleIndex::enclosing_op(EventId e) const {
   EventId p = is_gpu_activity(t.category[e]) ? tree.launcher(e) : tree.parent(e);
   while (p != kNoEvent && t.category[p] != Category::CpuOp) p = tree.parent(p);
   return p;
+}
+
+bool RuleIndex::in_graph_capture(EventId e) const {
+  if (has(e, kGraphCapture)) return true;
+  return 2 * covered(captures, t.ts[e], t.end(e)) > t.dur[e] && t.dur[e] > 0;
 }
 
 bool RuleIndex::after_warmup(EventId e) const {

@@ -37,6 +37,8 @@ enum NameFlag : uint32_t {
   kSyncOp = 1u << 15,          // aten::item, _local_scalar_dense, nonzero, is_nonzero, ...
   kEmptyCache = 1u << 16,      // torch.cuda.empty_cache frames
   kCommWait = 1u << 17,        // waits on a collective (aten::wait, c10d / functional wait_tensor)
+  kGraphCapture = 1u << 18,    // CUDA/HIP graph capture: capture_begin/capture_end, stream Begin/EndCapture, graph instantiation
+  kCompiledCall = 1u << 19,    // a torch.compile'd graph's call: "## Call CompiledFxGraph ... ##", its guard check
 };
 
 using Interval = std::pair<int64_t, int64_t>;
@@ -119,6 +121,10 @@ struct RuleIndex {
   // phase usually leaves the first recorded step as long as the others (every public trace
   // with several steps but one), and then it is steady state like them.
   bool first_step_warmup = false;
+  // CUDA/HIP graph capture on any thread, merged: from each stream Begin-Capture call to the
+  // end of its End-Capture call. Kernels launched in there are recorded into the graph, not
+  // run, so the GPU idles while the host captures: one-time warm-up work, not the step's.
+  std::vector<Interval> captures;
 
   // ---- range helpers ----
   // Positions in `gpu` of activity starting in [b, e).
@@ -154,6 +160,9 @@ struct RuleIndex {
   int64_t drained_during(EventId call) const;
   // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
   EventId enclosing_op(EventId e) const;
+  // Whether e is graph-capture work: a capture or instantiation call, or an event that
+  // runs mostly inside a capture (a model's forward being recorded).
+  bool in_graph_capture(EventId e) const;
   // Whether [b, e) lies inside a step after the first, or after warmup_end without steps.
   bool after_warmup(EventId e) const;
 };

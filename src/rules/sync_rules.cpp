@@ -265,7 +265,11 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     (n.find("Free") != std::string_view::npos ? frees : mallocs)++;
     by_op[op_path(ix, ix.enclosing_op(a))] += t.dur[a];
     if (overlap(t.ts[a], t.end(a), begin, end) > 0) blocked.emplace_back(std::max(begin, t.ts[a]), std::min(end, t.end(a)));
-    if ((t.ts[a] < begin || t.end(a) > end) && (crossing == kNoEvent || t.dur[a] > t.dur[crossing])) crossing = a;
+    // Crossing: running at an edge. A call that ended before the range counts only by the
+    // idle it caused there, which the idle line says.
+    if (overlap(t.ts[a], t.end(a), begin, end) > 0 && (t.ts[a] < begin || t.end(a) > end) &&
+        (crossing == kNoEvent || t.dur[a] > t.dur[crossing]))
+      crossing = a;
     idle_ivs.insert(idle_ivs.end(), caused.begin(), caused.end());
   });
   std::vector<EventId> cache_calls;
