@@ -42,9 +42,11 @@ TEST(CostInsideRules, AKernelRunningPastTheWindowDoesNotOutrankWhatTheWindowHold
   // And in every window of the trace, findings of one severity come by their cost inside it.
   for (auto [wb, we] : l->windows) {
     const auto all = l->engine->detect(wb, we);
-    for (size_t i = 1; i < all.size(); ++i)
-      if (all[i].severity == all[i - 1].severity)
+    for (size_t i = 1; i < all.size(); ++i) {
+      if (all[i].severity == all[i - 1].severity) {
         EXPECT_GE(inside(all[i - 1], wb, we), inside(all[i], wb, we)) << wb << "\n" << findings_text(all);
+      }
+    }
   }
 }
 

@@ -36,8 +36,9 @@ void expect_believable_capture_fixes(const Loaded& l, size_t* capture_fixes, siz
   for (auto [b, e] : l.windows)
     for (const ttap::RuleFinding& f : l.engine->detect(b, e)) {
       if (f.id != "cpu_bound_step") continue;
-      if (names_compiled_or_capture(f.fix))
+      if (names_compiled_or_capture(f.fix)) {
         EXPECT_EQ(f.fix.find("DataLoader workers"), std::string::npos) << b << "\n" << findings_text({f});
+      }
       if (f.fix.find("runs during CUDA graph capture, one-time warm-up work") != std::string::npos) {
         ++*capture_fixes;
         bool stated = false;
