@@ -11,6 +11,7 @@
 
 #include "../src/classify/classify.hpp"
 #include "json_support.hpp"
+#include "rules_support.hpp"
 #include "chat_endpoint.hpp"
 #include "suite_support.hpp"
 #include "ttap/load.hpp"
@@ -20,31 +21,10 @@ namespace {
 using namespace ttap;
 using ttap::suite::data_path;
 
-struct Loaded {
-  Trace trace;
-  EventTree tree;
-};
+using rules_support::Loaded;
 
-const Loaded& load(const std::string& name) {
-  static std::map<std::string, Loaded> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) {
-    Trace t = load_trace(data_path(name));
-    EventTree tree = EventTree::build(t);
-    it = cache.emplace(name, Loaded{std::move(t), std::move(tree)}).first;
-  }
-  return it->second;
-}
-
-// The rule scorer (no model file, so no dependence on training) and every window that
-// holds a finding, so that a window-to-window difference cannot hide outside the top 5.
-TraceReport analyze_all_windows(const std::string& name) {
-  AnalyzeSettings s;
-  s.score.scorer = Scorer::rules;
-  s.top_k = 100;
-  const Loaded& l = load(name);
-  return analyze_trace(l.trace, l.tree, s);
-}
+const Loaded& load(const std::string& name) { return rules_support::load(data_path(name)); }
+TraceReport analyze_all_windows(const std::string& name) { return rules_support::analyze_all_windows(load(name)); }
 
 const std::vector<std::string> kTraces = {
     "hta_alexnet_a100_small.json.gz",   "hta_ddp_a100_nccl.json.gz",

@@ -7,11 +7,11 @@
 // whose kernel ran after it, while the main thread spent it in forward_batch_info.py's init_new.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "../src/classify/classify.hpp"
+#include "rules_support.hpp"
 #include "suite_support.hpp"
 #include "ttap/load.hpp"
 
@@ -19,24 +19,8 @@ namespace {
 
 using namespace ttap;
 
-struct Loaded {
-  Trace trace;
-  EventTree tree;
-};
-
-// The rule scorer (no dependence on the model) and every window, so that every group forms.
 TraceReport analyze_all_windows(const std::string& name) {
-  static std::map<std::string, Loaded> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) {
-    Trace t = load_trace(suite::data_path(name));
-    EventTree tree = EventTree::build(t);
-    it = cache.emplace(name, Loaded{std::move(t), std::move(tree)}).first;
-  }
-  AnalyzeSettings s;
-  s.score.scorer = Scorer::rules;
-  s.top_k = 100;
-  return analyze_trace(it->second.trace, it->second.tree, s);
+  return rules_support::analyze_all_windows(rules_support::load(suite::data_path(name)));
 }
 
 // Every real trace of tests/data with GPU work (the MTIA one has none to be idle).
