@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ttap/tree.hpp"
@@ -58,6 +59,14 @@ bool named_before(const F& a, const F& b) {
   if (a.severity != b.severity) return a.severity > b.severity;
   if (a.cost != b.cost) return a.cost > b.cost;
   return a.confidence > b.confidence;
+}
+
+// Where a finding shows together with where its cost lies: [begin, end) widened to hold its
+// spans (the GPU idle after a sync runs past the call).
+inline std::pair<int64_t, int64_t> cost_extent(const RuleFinding& f) {
+  int64_t b = f.begin, e = f.end;
+  for (const auto& [sb, se] : f.spans) b = sb < b ? sb : b, e = se > e ? se : e;
+  return {b, e};
 }
 
 // The part of a finding's cost that lies inside [begin, end): all of it when it fits, else

@@ -2,6 +2,7 @@
 // code, and the LLM's verdict folded in.
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -28,10 +29,8 @@ Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree&
   f.severity = rule.severity;
   f.confidence = rule.confidence;
   f.source = "rules";
-  f.begin = rule.begin;
-  f.end = rule.end;
   // Its range holds where its cost lies too (the GPU idle after a sync, say).
-  for (const auto& [b, e] : rule.spans) f.begin = std::min(f.begin, b), f.end = std::max(f.end, e);
+  std::tie(f.begin, f.end) = cost_extent(rule);
   f.cost = rule.cost;
   f.evidence = rule.evidence;
   f.fix = rule.fix;

@@ -49,23 +49,20 @@ EventId enclosing_cpu_op(const Trace& trace, const EventTree& tree, EventId e) {
   return kNoEvent;
 }
 
-// Every event's span, clipped to the steady state.
-std::vector<Interval> event_spans(const Trace& trace, const std::vector<EventId>& events, int64_t begin, int64_t end) {
-  std::vector<Interval> spans;
-  for (EventId e : events) {
-    if (e >= trace.size()) continue;
-    const int64_t b = std::max(begin, trace.ts[e]), x = std::min(end, trace.end(e));
-    if (x > b) spans.emplace_back(b, x);
-  }
-  return spans;
-}
-
 // Spans clipped to the steady state.
 std::vector<Interval> clipped_spans(const std::vector<Interval>& spans, int64_t begin, int64_t end) {
   std::vector<Interval> out;
   for (auto [b, e] : spans)
     if (std::min(end, e) > std::max(begin, b)) out.emplace_back(std::max(begin, b), std::min(end, e));
   return out;
+}
+
+// Every event's span, clipped to the steady state.
+std::vector<Interval> event_spans(const Trace& trace, const std::vector<EventId>& events, int64_t begin, int64_t end) {
+  std::vector<Interval> spans;
+  for (EventId e : events)
+    if (e < trace.size()) spans.emplace_back(trace.ts[e], trace.end(e));
+  return clipped_spans(spans, begin, end);
 }
 
 // Spans merged into occurrences: one stretch of the pattern, even when it is many events

@@ -85,8 +85,7 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
     f.confidence = std::clamp(f.confidence, 0.0, 1.0);
     // Judged on the cost inside the range, the one the report shows for it: a pattern that
     // runs on past the window's edges must not outrank what the window itself holds.
-    int64_t f_begin = f.begin, f_end = f.end;
-    for (const auto& [b, e] : f.spans) f_begin = std::min(f_begin, b), f_end = std::max(f_end, e);
+    const auto [f_begin, f_end] = cost_extent(f);
     const int64_t here = cost_inside(f.cost, f_begin, f_end, begin, end);
     const double share = static_cast<double>(here) / span;
     f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
