@@ -113,6 +113,20 @@ TEST_F(Detector, PythonOnTheFeatureFilesAgreesWithLibtorch) {
   EXPECT_LT(std::stod(py.out), 1e-4);
 }
 
+// `--device cuda` loads the weights onto the GPU, but a tensor the forward makes itself with
+// no device stays on the CPU and the first op mixing the two fails, on CUDA only (it did, on
+// an H200: torch.arange in encode_windows). No GPU here, so the shipped graph is read
+// instead; the planted module shows the check catches the case.
+TEST_F(Detector, ShippedModelCreatesEveryTensorOnItsInputsDevice) {
+  const std::string check = std::string(TTAP_SOURCE_DIR) + "/scripts/train/check_devices.py";
+  const auto shipped = suite::run_process({"/usr/bin/python3", check, kModels + "/detector.pt"});
+  EXPECT_EQ(shipped.exit_code, 0) << shipped.out << shipped.err;
+  EXPECT_NE(shipped.out.find(": 0 tensor(s) created without a device"), std::string::npos) << shipped.out;
+  const auto planted = suite::run_process({"/usr/bin/python3", check, "--planted"});
+  EXPECT_EQ(planted.exit_code, 1) << planted.out << planted.err;
+  EXPECT_NE(planted.out.find("aten::arange without a device"), std::string::npos) << planted.out;
+}
+
 TEST_F(Detector, ExplicitBadModelPathIsAnInputError) {
   const auto r = suite::run_ttap({"features", data_path("kineto_resnet50_v100_nw4.json.gz"), "-o", suite::scratch() + "/bad-model",
                                   "--scores", "--model", "/nonexistent/detector.pt"});

@@ -197,7 +197,7 @@ class Detector(nn.Module):
             if not self.gpu_names:
                 nm = nm * (1.0 - event_numeric[:, :, 5:6])      # column 5: is_gpu
             if self.training and self.p_name_drop > 0.0:
-                keep = (torch.rand(W, E, 1) >= self.p_name_drop).to(nm.dtype)
+                keep = (torch.rand(W, E, 1, device=nm.device) >= self.p_name_drop).to(nm.dtype)
                 nm = nm * keep / (1.0 - self.p_name_drop)
             x = x + nm
         return F.dropout(self.event_norm(x), self.p_drop, self.training)
@@ -220,7 +220,7 @@ class Detector(nn.Module):
         # slots past a chunk's last real event are padding: cut them (exact, and real traces
         # fill only a fraction of the 128 slots)
         E = event_kind.shape[1]
-        slot = torch.arange(1, E + 1, dtype=torch.int64).unsqueeze(0)
+        slot = torch.arange(1, E + 1, dtype=torch.int64, device=event_mask.device).unsqueeze(0)
         used = (event_mask.to(torch.int64) * slot).max(1).values            # [W] last slot + 1
         for s in range(0, W, self.chunk):
             e = min(W, s + self.chunk)
