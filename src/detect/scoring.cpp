@@ -81,18 +81,45 @@ const HybridWeights* hybrid_weights_for(LoadedModel& lm, std::string& why) {
   return lm.hybrid ? &*lm.hybrid : nullptr;
 }
 
+// The first forward on CUDA pays for the context, cuBLAS and cuDNN: 450-670 ms on an H200,
+// against 25-36 ms for a CPU forward of 100 windows (scripts/bench/cuda_parity.sh). model_for
+// runs in the background prefetch while the trace parses, so two tiny forwards here (one per
+// route of the routed model: with and without GPU events) move that start off the critical path.
+void warm_up(const Detector& d) {
+  FeatureBatch b;
+  b.windows = 2;
+  b.events = 4;
+  b.names = 2;
+  b.name_tokens.assign(static_cast<size_t>(b.names) * kMaxNameTokens, 0);
+  b.name_tokens[kMaxNameTokens] = 1;
+  const size_t n = static_cast<size_t>(b.windows * b.events);
+  b.event_name.assign(n, 1);
+  b.event_kind.assign(n, 1);
+  b.event_opcat.assign(n, 1);
+  b.event_track.assign(n, 1);
+  b.event_mask.assign(n, 1);
+  for (const float is_gpu : {0.0f, 1.0f}) {
+    b.event_numeric.assign(n * kNumericFeatures, 0.0f);
+    for (size_t e = 0; e < n; ++e) b.event_numeric[e * kNumericFeatures + 5] = is_gpu;  // column 5: is_gpu
+    d.score(b);
+  }
+}
+
 LoadedModel& model_for(const ScoreOptions& o) {
   static std::mutex m;
-  static std::map<std::string, std::unique_ptr<LoadedModel>> cache;
+  // Never destroyed: exit's static destructors would free a CUDA detector after libtorch's
+  // own teardown, which aborts (seen on an H200). The OS takes the memory back.
+  static auto* cache = new std::map<std::string, std::unique_ptr<LoadedModel>>();
   std::lock_guard lock(m);
   const std::string key = fmt::format("{}|{}|{}", o.model, o.device, o.threads);
-  auto& slot = cache[key];
+  auto& slot = (*cache)[key];
   if (!slot) {
     auto lm = std::make_unique<LoadedModel>();
     lm->files = find_model_files(o.model);
     if (lm->files.detector.empty()) throw std::runtime_error(fmt::format("no {} in {}", kDetectorFile, lm->files.dir));
     lm->tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(lm->files.tokenizer));
     lm->detector = std::make_unique<Detector>(Detector::open(lm->files.detector, o.device, o.threads));
+    if (lm->detector->device() == "cuda") warm_up(*lm->detector);
     slot = std::move(lm);
   }
   return *slot;

@@ -28,7 +28,7 @@ typedef struct {
 } ttap_features_t;
 
 typedef struct ttap_detector ttap_detector_t;
-/* device: "auto" (CUDA when libtorch has it and a GPU is present), "cpu" or "cuda";
+/* device: "auto" (the CPU: faster than CUDA for this model, torch_module.cpp), "cpu" or "cuda";
    threads: intra-op threads, 0 = libtorch's default. NULL on failure, with err set. */
 ttap_detector_t* ttap_detector_load(const char* path, const char* device, int threads, char* err, size_t errlen);
 void ttap_detector_free(ttap_detector_t* d);

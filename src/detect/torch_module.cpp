@@ -1,6 +1,7 @@
 // The ttap_torch module: the one translation unit that includes libtorch. It runs the
 // window detector's TorchScript model (docs/features.md gives its interface) and reports
 // what the linked libtorch offers.
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -55,14 +56,24 @@ extern "C" ttap_detector_t* ttap_detector_load(const char* path, const char* dev
   try {
     auto d = std::make_unique<ttap_detector>();
     const std::string want = device ? device : "auto";
-    const bool cuda = torch::cuda::is_available();
-    if (want == "cuda" && !cuda) {
+    // Asked only for CUDA: the query starts the CUDA driver, which a CPU run need not pay for.
+    if (want == "cuda" && !torch::cuda::is_available()) {
       set_error(err, errlen, std::string("--device cuda: this libtorch (") + TORCH_VERSION + ") has no CUDA or sees no GPU");
       return nullptr;
     }
-    d->device = (want == "cuda" || (want == "auto" && cuda)) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    // "auto" is the CPU even where a GPU is present. The model is small: measured on an H200
+    // machine (scripts/bench/cuda_parity.sh), its forward of 100 windows took 20-26 ms on one
+    // CPU core and 49-55 ms on CUDA, and a process's CUDA start costs ~0.6 s more, so one
+    // `analyze` took 1.2 s on CUDA against 0.58 s (25 traces in one process: 2.4 s, 1.4 s).
+    d->device = want == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     d->device_name = d->device.is_cuda() ? "cuda" : "cpu";
     if (threads > 0) at::set_num_threads(threads);
+    if (d->device.is_cuda()) {
+      // The scores must not depend on the device (CUDA within 1e-4 of the CPU). cuDNN's
+      // convolutions default to TF32 on Ampere and later: 1.45e-4 apart on an H200 with it.
+      at::globalContext().setAllowTF32CuDNN(false);
+      at::globalContext().setAllowTF32CuBLAS(false);
+    }
     d->module = torch::jit::load(path, d->device);
     d->module.eval();
     return d.release();
