@@ -52,17 +52,19 @@ SHAPES = {
 TRAIN_MIN_BATCH_2 = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large"}
 
 
-def zoo_plan(n, seed=1234):
+def zoo_plan(n, seed=1234, device="cpu", shapes=None):
     """n zoo runs, round-robin over workloads; each run good (about a third) or with one
-    to three injected patterns; shapes, mode, optimizer, stacks and steps varied."""
+    to three injected patterns; shapes, mode, optimizer, stacks and steps varied. On cuda
+    the GPU-only patterns are drawn too (make_gpu_zoo.py)."""
+    shapes = shapes or SHAPES
     rng = random.Random(seed)
     names = list(models.WORKLOADS)
     plan = []
     for i in range(n):
         w = names[i % len(names)]
-        sizes, batches = SHAPES[w]
+        sizes, batches = shapes[w]
         mode = "train" if rng.random() < 0.6 else "inference"
-        allowed = zoo.allowed_patterns(w, mode, "cpu")
+        allowed = zoo.allowed_patterns(w, mode, device)
         r = rng.random()
         k = 0 if r < 0.33 else 1 if r < 0.73 else 2 if r < 0.92 else 3
         inject = sorted(rng.sample(allowed, k))
@@ -74,7 +76,7 @@ def zoo_plan(n, seed=1234):
             "name": f"zoo_{i:04d}_{w}_{mode}", "workload": w, "mode": mode,
             "size": size, "batch": batch, "inject": inject,
             "stack": rng.random() < 0.3, "active": rng.choice([2, 2, 3]),
-            "optimizer": rng.choice(["sgd", "adamw"]), "seed": i,
+            "optimizer": rng.choice(["sgd", "adamw"]), "seed": i, "device": device,
         })
     return plan
 
@@ -87,12 +89,14 @@ def split_for(task, index):
     return "train" if slot < 14 else "val" if slot < 17 else "test"
 
 
-def run_zoo(item, out_dir, work, log):
+def run_zoo(item, out_dir, work, log, py=PY, split=None):
+    """One zoo run, labeled: its manifest line is cached under WORK/lines. `split` forces
+    the line's split (a set kept for testing only); by default split_for decides."""
     line_path = os.path.join(work, "lines", item["name"] + ".json")
     if os.path.exists(line_path):
         return True
     prefix = os.path.join(work, "raw", item["name"])
-    cmd = [PY, os.path.join(HERE, "zoo.py"), "--workload", item["workload"], "--mode", item["mode"],
+    cmd = [py, os.path.join(HERE, "zoo.py"), "--device", item.get("device", "cpu"), "--workload", item["workload"], "--mode", item["mode"],
            "--batch", str(item["batch"]), "--size", str(item["size"]), "--inject", ",".join(item["inject"]),
            "--active", str(item["active"]), "--optimizer", item["optimizer"], "--seed", str(item["seed"]),
            "--out", prefix] + (["--stack"] if item["stack"] else [])
@@ -107,8 +111,8 @@ def run_zoo(item, out_dir, work, log):
         return False
     rel = f"traces/{item['name']}.json.gz"
     task = models.task_of(item["workload"])
-    split = split_for(task, item["seed"])
-    r2 = subprocess.run([PY, os.path.join(HERE, "label.py"), prefix + ".raw.json", prefix + ".run.json",
+    split = split or split_for(task, item["seed"])
+    r2 = subprocess.run([py, os.path.join(HERE, "label.py"), prefix + ".raw.json", prefix + ".run.json",
                          os.path.join(out_dir, rel), "--trace-path", rel, "--split", split],
                         capture_output=True, text=True)
     for leftover in (prefix + ".raw.json",):

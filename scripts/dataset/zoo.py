@@ -131,10 +131,11 @@ class Run:
         workers = 0 if heavy else a.workers
         ds = SyntheticImages(a.workload, a.size, a.batch * (a.steps + 2), heavy, a.seed)
         pin = self.cuda and "pageable_memcpy" not in self.inject
+        # prefetch_factor only with workers: PyTorch 2.x refuses it (even its default) without.
+        extra = {"persistent_workers": True, "prefetch_factor": 2} if workers > 0 else {}
         self.loader = torch.utils.data.DataLoader(
             ds, batch_size=a.batch, num_workers=workers, pin_memory=pin,
-            persistent_workers=workers > 0, prefetch_factor=2 if workers > 0 else 2,
-            collate_fn=lambda s: models.collate(a.workload, s))
+            collate_fn=lambda s: models.collate(a.workload, s), **extra)
         self.amp = self.cuda and "fp32_no_tensor_cores" not in self.inject
         self.loss_history = []
 
