@@ -11,9 +11,8 @@ namespace ttap::rules {
 
 namespace {
 
-// An idle gap at least this long is a stall the host caused (one launch takes ~5-20 us;
-// a gap of 200 us is ten launches' worth); shorter gaps are launch_bound's.
-constexpr int64_t kLongGap = 200'000;
+// An idle gap at least kLongGap long (rule_index.hpp) is a stall the host caused; shorter
+// gaps are launch_bound's.
 // dataloader_stall: GPU idle inside DataLoader __next__ as a share of the range; 5% fires,
 // 50% is certain; below kMinStall in absolute terms it does not fire at all.
 constexpr double kStallFireShare = 0.05;
@@ -44,9 +43,6 @@ constexpr double kStarvedStrongShare = 0.50;
 // between launches (Python, the dispatcher: eager inference at batch 1). Starved idle must
 // then reach this share, twice the firing share, so a few slow ops do not make a finding.
 constexpr double kOverheadFireShare = 0.30;
-// A kernel that starts within this of its launch (beyond the idle-queue latency) found the
-// queue empty: the GPU was waiting for it.
-constexpr int64_t kEmptyQueueSlack = 10'000;
 // gpu_idle: unexplained idle in long gaps; 10% of the range fires, 60% is as sure as a
 // catch-all gets (its confidence tops out at kIdleMaxConfidence).
 constexpr double kIdleFireShare = 0.10;
@@ -395,22 +391,16 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   size_t starved_gaps = 0;
   std::vector<Interval> ivs;
   std::vector<EventId> events;
-  for (auto [gb, e] : ix.whole_idle_gaps(begin, end)) {
-    if (e - gb >= kLongGap || e >= end) continue;
-    const int64_t b = std::max(gb, begin);
-    auto [k, kend] = ix.gpu_range(e, e + 1);
-    for (; k < kend; ++k) {
-      const EventId g = ix.gpu[k];
-      const EventId l = ix.tree.launcher(g);
-      if (!ix.on_primary(g) || l == kNoEvent) continue;
-      if (!ix.gpu_in_optimizer[k] && t.ts[g] - t.ts[l] <= ix.launch_latency + kEmptyQueueSlack) {
-        starved += e - b;
-        ++starved_gaps;
-        ivs.emplace_back(b, e);
-        if (events.size() < 256) events.push_back(g);
-      }
-      break;
-    }
+  // Gaps whose kernel a more specific pattern launched (a dtype cast, a layout copy, the
+  // next link of an elementwise chain) are that pattern's cost, not launch_bound's.
+  const std::vector<Interval>& caused = out.caused_launch_gaps;
+  for (const LaunchGap& gap : launch_gaps(ix, begin, end)) {
+    if (gap.whole >= kLongGap) continue;
+    if (std::find(caused.begin(), caused.end(), Interval{gap.begin, gap.end}) != caused.end()) continue;
+    starved += gap.end - gap.begin;
+    ++starved_gaps;
+    ivs.emplace_back(gap.begin, gap.end);
+    if (events.size() < 256) events.push_back(ix.gpu[gap.next]);
   }
   const double range = static_cast<double>(end - begin);
   const double share = static_cast<double>(starved) / range;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "rule_index.hpp"
 
@@ -36,11 +37,14 @@ constexpr size_t kMinConversions = 3;
 constexpr double kLayoutFireShare = 0.05;
 constexpr double kLayoutStrongShare = 0.30;
 // cast_churn: at least kMinCasts cast kernels in the range (windows of short traces hold a
-// few dozen kernels), 2% (fires) to 15% (certain) of
-// kernel time.
+// few dozen kernels), 2% (fires) to 15% (certain) of kernel time.
 constexpr size_t kMinCasts = 4;
 constexpr double kCastFireShare = 0.02;
 constexpr double kCastStrongShare = 0.15;
+// ... or the GPU idle waiting for the casts' launches, as a share of the range: 15% fires
+// (launch_bound's own bar), 50% is certain.
+constexpr double kCastIdleFireShare = 0.15;
+constexpr double kCastIdleStrongShare = 0.50;
 // low_occupancy: kernels of at least kMinOccKernel (shorter ones are launch_bound's) with
 // fewer blocks than SMs; the SM time they leave idle (1 - blocks/SMs of their duration) as
 // a share of kernel time: 15% fires, 50% is certain; and at least kMinIdleSmTime of it.
@@ -310,6 +314,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   int64_t kernel_time = 0, cast_time = 0;
   std::map<std::string, int64_t> by_cast;
   std::map<std::string, int> count_by_cast;
+  std::set<size_t> cast_at;  // positions in ix.gpu of the cast kernels
   RuleFinding f;
   each_kernel(ix, begin, end, [&](size_t i, EventId g) {
     kernel_time += t.dur[g];
@@ -334,19 +339,33 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     const std::string key = from.empty() ? std::string(t.name_of(cast)) : fmt::format("{} from {}", t.name_of(cast), from);
     by_cast[key] += t.dur[g];
     ++count_by_cast[key];
+    cast_at.insert(i);
     f.events.push_back(g);
   });
   if (f.events.size() < kMinCasts || kernel_time == 0) return;
+  // Casts launched one by one (a loop recasting every weight) each cost a launch and the
+  // host's dispatch for a microsecond of copying: on a fast GPU the idle they leave between
+  // them is most of what they cost, and it is theirs, not launch_bound's.
+  const std::vector<Interval> idle = gaps_caused_by(ix, launch_gaps(ix, begin, end), [&](size_t k) { return cast_at.count(k) > 0; });
+  const int64_t cast_idle = idle_of(idle);
   const double share = static_cast<double>(cast_time) / static_cast<double>(kernel_time);
-  if (share < kCastFireShare) return;
+  const double idle_share = static_cast<double>(cast_idle) / static_cast<double>(end - begin);
+  if (share < kCastFireShare && idle_share < kCastIdleFireShare) return;
   f.id = "cast_churn";
-  f.confidence = confidence_between(share, kCastFireShare, kCastStrongShare);
-  f.cost = cast_time;
+  f.confidence = std::max(confidence_between(share, kCastFireShare, kCastStrongShare),
+                          idle_share < kCastIdleFireShare ? 0.0 : confidence_between(idle_share, kCastIdleFireShare, kCastIdleStrongShare));
+  f.cost = cast_time + cast_idle;
+  const size_t casts = f.events.size();
   if (f.events.size() > 256) f.events.resize(256);
   set_span(t, f);
+  if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first);  // the wait for the first cast
   f.evidence.push_back(fmt::format("{} dtype-cast kernels under aten::to/_to_copy take {}, {} of kernel time in the "
                                    "range",
-                                   f.events.size(), dur_text(cast_time), pct_text(share)));
+                                   casts, dur_text(cast_time), pct_text(share)));
+  if (cast_idle > 0)
+    f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that end as soon as a cast kernel's launch "
+                                     "arrives: the host is launching the casts one by one",
+                                     dur_text(cast_idle), pct_text(idle_share), count_text(idle.size(), "gap")));
   std::string most;
   int most_n = 0;
   for (auto& [k, n] : count_by_cast)
@@ -356,6 +375,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   f.fix = fmt::format("cast once, outside the loop: convert the model or buffers to the compute dtype up front "
                       "(model.to(torch.bfloat16)) and create inputs in it, instead of {} every step{}",
                       most, at_text(f.locations));
+  claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
 

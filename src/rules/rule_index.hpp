@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -207,7 +208,36 @@ void set_span(const Trace& t, RuleFinding& f);
 struct DetectorOutput {
   std::vector<RuleFinding> findings;
   std::vector<Interval> explained_idle;
+  // The launch gaps (see launch_gaps) a pattern's own launches caused, taken as its cost
+  // (claim_launch_gaps): launch_bound, which runs after those patterns, leaves them out.
+  std::vector<Interval> caused_launch_gaps;
 };
+
+// An idle gap is stall-sized from this long (one launch takes ~5-20 us; 200 us is ten
+// launches' worth); shorter gaps are launch_bound's.
+constexpr int64_t kLongGap = 200'000;
+// A kernel that starts within this of its launch (beyond the idle-queue latency) found the
+// queue empty: the GPU was waiting for it.
+constexpr int64_t kEmptyQueueSlack = 10'000;
+
+// A GPU idle gap in a range (clipped to it: [begin, end)), `whole` its unclipped length,
+// that ends when the kernel at position `next` of RuleIndex::gpu arrives as soon as it was
+// launched: the GPU waited for the host to launch it (launch_gaps.cpp).
+struct LaunchGap {
+  int64_t begin, end, whole;
+  size_t next;
+};
+// The launch gaps in [begin, end) ending inside it, outside optimizer steps.
+std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end);
+// The gaps whose arriving kernel `caused` says the pattern launched; a long gap only when the
+// host spent most of it in that kernel's op.
+std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps,
+                                     const std::function<bool(size_t)>& caused);
+// Their idle time in all.
+int64_t idle_of(const std::vector<Interval>& ivs);
+// Records them in out, as explained idle (for gpu_idle) and as caused (for launch_bound):
+// for a pattern that reports them as its cost.
+void claim_launch_gaps(const std::vector<Interval>& ivs, DetectorOutput& out);
 
 using Detector = void (*)(const RuleIndex&, int64_t begin, int64_t end, DetectorOutput&);
 
