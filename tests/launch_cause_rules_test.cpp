@@ -62,4 +62,30 @@ TEST(LaunchCauseRules, WeightsRecastEveryStepAreTheCauseNotLaunchBound) {
   }
 }
 
+// deeplabv3_mobilenet_v3_large inference whose step runs a chain of ~15 elementwise ops on
+// the input (mul, add, sub, clamp, sigmoid, tanh, ...): 1-2 us kernels, each launched after
+// 15-25 us of host dispatch. Each ends a gap the chain's dispatch left, so the chain, not
+// launch_bound, explains the window; the links are ops on one tensor (one input shape).
+TEST(LaunchCauseRules, AnElementwiseChainDispatchedOpByOpIsTheCauseNotLaunchBound) {
+  const Loaded& l = zoo("gpuzoo_0008_deeplabv3_mobilenet_v3_large_inference.json.gz");
+  const std::regex idle_line(R"(^GPU idle [0-9.]+ (us|ms) \([0-9.]+% of the range\) in [0-9]+ gaps? between the chains' kernels, each ending as soon as the next link's launch arrives: the host dispatches the chain op by op$)");
+  size_t windows = 0;
+  for (auto [lb, le] : {std::pair<int64_t, int64_t>{4690848383418485, 4690848384102158}, {4690848399195622, 4690848399882684}})
+    for (auto [b, e] : windows_inside(l, lb, le)) {
+      ++windows;
+      const auto found = l.engine->detect(b, e);
+      ASSERT_FALSE(found.empty()) << b;
+      EXPECT_EQ(found.front().id, "unfused_elementwise") << b << "\n" << findings_text(found);
+      const ttap::RuleFinding* chain = find(found, "unfused_elementwise");
+      ASSERT_NE(chain, nullptr);
+      EXPECT_GE(static_cast<double>(chain->cost), 0.5 * static_cast<double>(e - b)) << findings_text(found);
+      EXPECT_LE(chain->cost, e - b);
+      bool has_idle_line = false;
+      for (const std::string& ev : chain->evidence) has_idle_line = has_idle_line || std::regex_match(ev, idle_line);
+      EXPECT_TRUE(has_idle_line) << findings_text(found);
+      if (const ttap::RuleFinding* lb_f = find(found, "launch_bound")) EXPECT_LE(lb_f->cost + chain->cost, e - b) << findings_text(found);
+    }
+  EXPECT_EQ(windows, 2u);
+}
+
 }  // namespace

@@ -107,6 +107,18 @@ std::string first_type(const Trace& t, EventId op) {
   return std::string(s.substr(q + 1, s.find('"', q + 1) - q - 1));
 }
 
+// The shape of an op's first input ("[4, 3, 160, 160]"), "" when not recorded or a scalar.
+std::string first_dims(const Trace& t, EventId op) {
+  const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
+  if (a == nullptr) return "";
+  const std::string_view s = t.strings.view(a->input_dims);
+  const size_t open = s.find('[', s.find('[') + 1);
+  if (open == std::string_view::npos) return "";
+  const size_t close = s.find(']', open);
+  if (close == std::string_view::npos || close == open + 1) return "";
+  return std::string(s.substr(open, close - open + 1));
+}
+
 }  // namespace
 
 void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
@@ -141,6 +153,11 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   // Whole runs: back from each run's first kernel and on from its last, on its stream, while
   // the kernels stay elementwise (at most kRunReach events looked at each way).
   std::vector<std::vector<EventId>> whole;
+  // Launched one by one, a chain's links keep the GPU waiting between them on the host's
+  // dispatch (a microsecond of math per 20 us of Python and launch): that idle is the
+  // chain's, fused it is one launch. The gaps that end at a link after the chain's first.
+  const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end);
+  std::vector<Interval> chain_idle;
   for (const std::vector<size_t>& run : runs) {
     std::vector<EventId> w;
     const EventId first = ix.gpu[run.front()], last = ix.gpu[run.back()];
@@ -162,10 +179,25 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
     // only glimpsed by the range counts when it fills most of it (the range lies inside the
     // chain), else a few kernels of a chain at a short range's edge would outrank what the
     // range itself shows.
-    int64_t here = 0;
+    // The time it runs there counts the idle between its links: a launch-bound chain fills
+    // the range with its waits.
+    // A link is a kernel whose op takes the tensor the previous link's op took (the same
+    // first input shape, recorded): a chain on one tensor, not any stream of small ops.
+    const auto link = [&](size_t k) {
+      const auto at = std::find(run.begin(), run.end(), k);
+      if (at == run.end()) return false;
+      const EventId prev = at != run.begin() ? ix.gpu[*std::prev(at)] : before.empty() ? kNoEvent : before.front();
+      if (prev == kNoEvent) return false;
+      const std::string dims = first_dims(t, ix.tree.owner_op(ix.gpu[k]));
+      return !dims.empty() && dims == first_dims(t, ix.tree.owner_op(prev));
+    };
+    const std::vector<Interval> idle = w.size() >= kMinRun ? gaps_caused_by(ix, gaps, out, link) : std::vector<Interval>{};
+    int64_t here = idle_of(idle);
     for (size_t i : run) here += overlap(t.ts[ix.gpu[i]], t.end(ix.gpu[i]), begin, end);
-    if (run.size() >= kMinRun || (w.size() >= kMinRun && static_cast<double>(here) >= kInsideRunShare * static_cast<double>(end - begin)))
+    if (run.size() >= kMinRun || (w.size() >= kMinRun && static_cast<double>(here) >= kInsideRunShare * static_cast<double>(end - begin))) {
       whole.push_back(std::move(w));
+      chain_idle.insert(chain_idle.end(), idle.begin(), idle.end());
+    }
   }
   if (whole.empty() || kernel_time == 0) return;
   int64_t run_time = 0, saved = 0, all_time = 0;
@@ -186,7 +218,8 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   RuleFinding f;
   f.id = "unfused_elementwise";
   f.confidence = confidence_between(share, kRunFireShare, kRunStrongShare);
-  f.cost = std::min(saved, end - begin);
+  const int64_t waited = idle_of(chain_idle);
+  f.cost = std::min(saved + waited, end - begin);
   const std::vector<EventId>& lr = whole[longest];
   f.events = lr;
   for (size_t r = 0; r < whole.size() && f.events.size() < 256; ++r)
@@ -206,11 +239,17 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   for (EventId g : lr) lr_time += t.dur[g];
   f.evidence.push_back(fmt::format("longest: {} kernels on stream {} in {}: {}{}", lr.size(), t.track_of(lr[0]).stream,
                                    dur_text(lr_time), chain, lr.size() > 6 ? " -> ..." : ""));
+  if (waited > 0)
+    f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} between the chains' kernels, each ending as "
+                                     "soon as the next link's launch arrives: the host dispatches the chain op by op",
+                                     dur_text(waited), pct_text(static_cast<double>(waited) / static_cast<double>(end - begin)),
+                                     count_text(chain_idle.size(), "gap")));
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("fuse the chain {}{} with torch.compile (or a fused kernel: fused norms/activations, fused "
                       "AdamW); use in-place ops where the chain must stay eager",
                       chain,
                       at_text(f.locations));
+  claim_launch_gaps(chain_idle, out);
   out.findings.push_back(std::move(f));
 }
 
@@ -339,14 +378,18 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     const std::string key = from.empty() ? std::string(t.name_of(cast)) : fmt::format("{} from {}", t.name_of(cast), from);
     by_cast[key] += t.dur[g];
     ++count_by_cast[key];
-    cast_at.insert(i);
+    // Only a cast the code asks for itself (.half(), .to(dtype)) is launched one by one by
+    // the step: autocast's casts inside a conv or matmul are part of that op's dispatch.
+    EventId caller = ix.tree.parent(cast);
+    while (caller != kNoEvent && ix.has(caller, kCastOp)) caller = ix.tree.parent(caller);  // _to_copy under aten::to
+    if (caller == kNoEvent || t.category[caller] != Category::CpuOp || !t.name_of(caller).starts_with("aten::")) cast_at.insert(i);
     f.events.push_back(g);
   });
   if (f.events.size() < kMinCasts || kernel_time == 0) return;
   // Casts launched one by one (a loop recasting every weight) each cost a launch and the
   // host's dispatch for a microsecond of copying: on a fast GPU the idle they leave between
   // them is most of what they cost, and it is theirs, not launch_bound's.
-  const std::vector<Interval> idle = gaps_caused_by(ix, launch_gaps(ix, begin, end), [&](size_t k) { return cast_at.count(k) > 0; });
+  const std::vector<Interval> idle = gaps_caused_by(ix, launch_gaps(ix, begin, end), out, [&](size_t k) { return cast_at.count(k) > 0; });
   const int64_t cast_idle = idle_of(idle);
   const double share = static_cast<double>(cast_time) / static_cast<double>(kernel_time);
   const double idle_share = static_cast<double>(cast_idle) / static_cast<double>(end - begin);

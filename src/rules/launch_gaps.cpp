@@ -3,6 +3,7 @@
 // looks launch-bound on a fast GPU whatever the host is launching, and when the kernels it
 // waits for are dtype casts, layout copies or the links of an elementwise chain, that
 // pattern is the cause and takes the idle as its cost (launch_bound keeps the rest).
+#include <algorithm>
 #include <functional>
 
 #include "rule_index.hpp"
@@ -29,11 +30,12 @@ std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t e
   return gaps;
 }
 
-std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps,
+std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps, const DetectorOutput& out,
                                      const std::function<bool(size_t)>& caused) {
+  const std::vector<Interval>& claimed = out.caused_launch_gaps;
   std::vector<Interval> ivs;
   for (const LaunchGap& g : gaps) {
-    if (!caused(g.next)) continue;
+    if (!caused(g.next) || std::find(claimed.begin(), claimed.end(), Interval{g.begin, g.end}) != claimed.end()) continue;
     // A long gap is the pattern's only when the host spent it in the op that launched the
     // arriving kernel (a 0.8 ms layout copy's call), not elsewhere (a DataLoader fetch) with
     // the pattern's kernel merely next in line.

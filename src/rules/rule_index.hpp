@@ -229,9 +229,9 @@ struct LaunchGap {
 };
 // The launch gaps in [begin, end) ending inside it, outside optimizer steps.
 std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end);
-// The gaps whose arriving kernel `caused` says the pattern launched; a long gap only when the
-// host spent most of it in that kernel's op.
-std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps,
+// The gaps whose arriving kernel `caused` says the pattern launched, and no pattern before
+// it claimed; a long gap only when the host spent most of it in that kernel's op.
+std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps, const DetectorOutput& out,
                                      const std::function<bool(size_t)>& caused);
 // Their idle time in all.
 int64_t idle_of(const std::vector<Interval>& ivs);
