@@ -88,4 +88,31 @@ TEST(LaunchCauseRules, AnElementwiseChainDispatchedOpByOpIsTheCauseNotLaunchBoun
   EXPECT_EQ(windows, 2u);
 }
 
+// efficientnet_b0 inference whose code forces each convolution's channels-last output back
+// to NCHW (x.contiguous() on a 4-D tensor with channels-last strides; the next convolution
+// converts it again). In one window the host sits 0.8 ms in such an aten::contiguous before
+// its copy kernel is launched, with the GPU idle throughout: what the host was doing then is
+// a layout conversion. Before, that window read gpu_idle ("no specific pattern explains").
+TEST(LaunchCauseRules, GpuIdleWhileTheHostConvertsAMemoryFormatIsLayoutConversion) {
+  const Loaded& l = zoo("gpuzoo_0036_efficientnet_b0_inference.json.gz");
+  const int64_t b = 4690912600217865, e = 4690912600833492;  // inside the second step's layout_conversion label
+  const auto found = l.engine->detect(b, e);
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found.front().id, "layout_conversion") << findings_text(found);
+  EXPECT_EQ(find(found, "gpu_idle"), nullptr) << findings_text(found);
+  const ttap::RuleFinding& f = found.front();
+  EXPECT_GE(static_cast<double>(f.cost), 0.9 * static_cast<double>(e - b)) << findings_text(found);
+  EXPECT_LE(f.cost, e - b);
+  ASSERT_FALSE(f.evidence.empty());
+  EXPECT_TRUE(std::regex_match(f.evidence.front(), std::regex(R"(^GPU idle [0-9.]+ (us|ms) \(100% of the range\) in 1 gap ended by a memory-format conversion's kernel \(under aten::contiguous\): the GPU waits while the host converts$)")))
+      << findings_text(found);
+  // Across the labeled ranges, a conversion's idle is never counted by launch_bound too.
+  for (auto [wb, we] : windows_inside(l, 4690912585979907, 4690912646981912)) {
+    const auto all = l.engine->detect(wb, we);
+    const ttap::RuleFinding* layout = find(all, "layout_conversion");
+    const ttap::RuleFinding* lb = find(all, "launch_bound");
+    if (layout && lb) EXPECT_LE(layout->cost + lb->cost, we - wb) << wb << "\n" << findings_text(all);
+  }
+}
+
 }  // namespace

@@ -36,6 +36,10 @@ constexpr int64_t kMinFp32Time = 20'000;
 constexpr size_t kMinConversions = 3;
 constexpr double kLayoutFireShare = 0.05;
 constexpr double kLayoutStrongShare = 0.30;
+// ... or the GPU idle waiting on the host's conversions, as a share of the range: 15% fires
+// (launch_bound's bar), 50% is certain.
+constexpr double kLayoutIdleFireShare = 0.15;
+constexpr double kLayoutIdleStrongShare = 0.50;
 // cast_churn: at least kMinCasts cast kernels in the range (windows of short traces hold a
 // few dozen kernels), 2% (fires) to 15% (certain) of kernel time.
 constexpr size_t kMinCasts = 4;
@@ -105,6 +109,25 @@ std::string first_type(const Trace& t, EventId op) {
   const size_t q = s.find('"');
   if (q == std::string_view::npos) return "";
   return std::string(s.substr(q + 1, s.find('"', q + 1) - q - 1));
+}
+
+// The integers of the first inner list of a JSON list of lists ("[[16, 32, 80, 80], []]"):
+// an op's first input's dims or strides; empty when not recorded.
+std::vector<int64_t> first_ints(std::string_view s) {
+  std::vector<int64_t> v;
+  const size_t open = s.find('[', s.find('[') + 1);
+  if (open == std::string_view::npos) return v;
+  const size_t close = s.find(']', open);
+  if (close == std::string_view::npos) return v;
+  int64_t x = 0;
+  bool in = false;
+  for (size_t i = open + 1; i < close; ++i) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') x = x * 10 + (c - '0'), in = true;
+    else if (in) v.push_back(x), x = 0, in = false;
+  }
+  if (in) v.push_back(x);
+  return v;
 }
 
 // The shape of an op's first input ("[4, 3, 160, 160]"), "" when not recorded or a scalar.
@@ -315,11 +338,32 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
 void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   if (ix.gpu.empty()) return detect_layout_conversion_on_cpu(ix, begin, end, out);  // cpu_op_rules.cpp
   const Trace& t = ix.t;
+  // A conversion: cuDNN's own transposes, or the copy kernel of an aten::contiguous (the
+  // copy_ under its clone) that changes an image tensor's memory format: one a convolution
+  // makes of its input (an NCHW tensor reaching channels-last weights, or the reverse), or
+  // one the code asks for (a 4-D channels-last tensor made NCHW-contiguous, or
+  // contiguous(memory_format=torch.channels_last)); not an attention transpose's copy.
+  const auto conversion = [&](EventId g) {
+    if (ix.has(g, kLayoutKernel)) return true;
+    EventId op = ix.tree.owner_op(g), contiguous = kNoEvent;
+    while (op != kNoEvent && (ix.has(op, kCloneOp) || t.name_of(op) == "aten::copy_")) {
+      if (t.name_of(op) == "aten::contiguous") contiguous = op;
+      op = ix.tree.parent(op);
+    }
+    if (contiguous == kNoEvent) return false;
+    if (op != kNoEvent && t.name_of(op).find("convolution") != std::string_view::npos) return true;
+    const OpArgs* a = t.op(contiguous);
+    if (a == nullptr) return false;
+    const std::vector<int64_t> dims = first_ints(t.strings.view(a->input_dims)), strides = first_ints(t.strings.view(a->input_strides));
+    if (dims.size() != 4 || strides.size() != 4) return false;
+    const bool channels_last_in = dims[1] > 1 && strides[1] == 1 && strides[3] == dims[1];
+    return channels_last_in || quoted(t.strings.view(a->concrete_inputs), 1) == "2";  // MemoryFormat::ChannelsLast
+  };
   int64_t conv_time = 0, conv_kernels = 0, layout_time = 0;
   std::map<std::string, int64_t> by_op, by_kernel;
   RuleFinding f;
   each_kernel(ix, begin, end, [&](size_t i, EventId g) {
-    if (ix.has(g, kLayoutKernel)) {
+    if (conversion(g)) {
       layout_time += t.dur[g];
       if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
       by_kernel[short_kernel_name(t.name_of(g))] += t.dur[g];
@@ -329,21 +373,54 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
       ++conv_kernels;
     }
   });
-  if (f.events.size() < kMinConversions || conv_time == 0) return;
-  const double share = static_cast<double>(layout_time) / static_cast<double>(conv_time + layout_time);
-  if (share < kLayoutFireShare) return;
+  // The GPU waiting while the host converts: gaps that end when an aten::contiguous's copy
+  // arrives, also one the range sees only the start of (the host inside the call through the
+  // whole range). Not cuDNN's own transposes: the host time before them is the
+  // convolution's dispatch, which the gap would hold without them.
+  const std::vector<Interval> idle = gaps_caused_by(ix, launch_gaps(ix, begin, end, true), out, [&](size_t k) {
+    return conversion(ix.gpu[k]) && !ix.has(ix.gpu[k], kLayoutKernel);
+  });
+  const int64_t waited = idle_of(idle);
+  const double idle_share = static_cast<double>(waited) / static_cast<double>(end - begin);
+  const bool by_kernels = f.events.size() >= kMinConversions && conv_time > 0;
+  const double share = by_kernels ? static_cast<double>(layout_time) / static_cast<double>(conv_time + layout_time) : 0.0;
+  const bool kernels_fire = by_kernels && share >= kLayoutFireShare, idle_fires = idle_share >= kLayoutIdleFireShare;
+  if (!kernels_fire && !idle_fires) return;
   f.id = "layout_conversion";
-  f.confidence = confidence_between(share, kLayoutFireShare, kLayoutStrongShare);
-  f.cost = layout_time;
-  set_span(t, f);
-  f.evidence.push_back(fmt::format("{} memory-format conversion kernels take {}, {} of the time of the convolutions "
-                                   "they wrap ({} kernels, {})",
-                                   f.events.size(), dur_text(layout_time), pct_text(share), conv_kernels,
-                                   dur_text(conv_time)));
-  f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + (by_op.empty() ? "" : "; under " + top_by_time(by_op, 2)));
+  f.confidence = std::max(kernels_fire ? confidence_between(share, kLayoutFireShare, kLayoutStrongShare) : 0.0,
+                          idle_fires ? confidence_between(idle_share, kLayoutIdleFireShare, kLayoutIdleStrongShare) : 0.0);
+  f.cost = std::min(layout_time + waited, end - begin);
+  if (f.events.empty()) {
+    // Only the wait shows here: the conversions' kernels arrive after the range.
+    for (const LaunchGap& g : launch_gaps(ix, begin, end, true))
+      if (std::find(idle.begin(), idle.end(), Interval{g.begin, g.end}) != idle.end()) f.events.push_back(ix.gpu[g.next]);
+    f.spans = idle;
+    f.begin = idle.front().first;
+    f.end = idle.back().second;
+  } else {
+    set_span(t, f);
+    if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first), f.end = std::max(f.end, idle.back().second);
+  }
+  if (kernels_fire)
+    f.evidence.push_back(fmt::format("{} memory-format conversion kernels take {}, {} of the time of the convolutions "
+                                     "they wrap ({} kernels, {})",
+                                     f.events.size(), dur_text(layout_time), pct_text(share), conv_kernels,
+                                     dur_text(conv_time)));
+  if (waited > 0) {
+    // Named by the call the host was in: the aten::contiguous above a conversion's copy.
+    EventId op = ix.tree.owner_op(f.events.back());
+    for (EventId up = op; up != kNoEvent && (ix.has(up, kCloneOp) || t.name_of(up) == "aten::copy_"); up = ix.tree.parent(up)) op = up;
+    f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} ended by a memory-format conversion's kernel{}: "
+                                     "the GPU waits while the host converts",
+                                     dur_text(waited), pct_text(idle_share), count_text(idle.size(), "gap"),
+                                     op == kNoEvent ? std::string("") : fmt::format(" (under {})", t.name_of(op))));
+  }
+  if (!by_kernel.empty())
+    f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + (by_op.empty() ? "" : "; under " + top_by_time(by_op, 2)));
   f.locations = user_locations(ix, f.events);
   f.fix = "convert once: model.to(memory_format=torch.channels_last) and each input batch "
           "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
+  claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
 

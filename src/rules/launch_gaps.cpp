@@ -10,20 +10,22 @@
 
 namespace ttap::rules {
 
-std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end) {
+std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end, bool past_end) {
   const Trace& t = ix.t;
   std::vector<LaunchGap> gaps;
   for (auto [gb, e] : ix.whole_idle_gaps(begin, end)) {
-    if (e >= end) continue;  // what ends it lies past the range
+    if (e >= end && !past_end) continue;  // what ends it lies past the range
     auto [k, kend] = ix.gpu_range(e, e + 1);
     for (; k < kend; ++k) {
       const EventId g = ix.gpu[k];
       const EventId l = ix.tree.launcher(g);
       if (!ix.on_primary(g) || l == kNoEvent) continue;
       // A kernel that starts within the idle-queue latency (plus slack) of its launch found
-      // the queue empty: the GPU was waiting for it.
-      if (!ix.gpu_in_optimizer[k] && t.ts[g] - t.ts[l] <= ix.launch_latency + kEmptyQueueSlack)
-        gaps.push_back({std::max(gb, begin), e, e - gb, k});
+      // the queue empty: the GPU was waiting for it; so was it for one launched during a
+      // stall-sized gap (the queue had long run dry).
+      const bool fresh = t.ts[g] - t.ts[l] <= ix.launch_latency + kEmptyQueueSlack || (e - gb >= kLongGap && t.ts[l] >= gb);
+      if (!ix.gpu_in_optimizer[k] && fresh)
+        gaps.push_back({std::max(gb, begin), std::min(e, end), e - gb, k});
       break;
     }
   }

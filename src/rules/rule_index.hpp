@@ -227,8 +227,9 @@ struct LaunchGap {
   int64_t begin, end, whole;
   size_t next;
 };
-// The launch gaps in [begin, end) ending inside it, outside optimizer steps.
-std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end);
+// The launch gaps in [begin, end) ending inside it (with past_end, also those that run past
+// its end: the range sees the host on its way to that launch), outside optimizer steps.
+std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end, bool past_end = false);
 // The gaps whose arriving kernel `caused` says the pattern launched, and no pattern before
 // it claimed; a long gap only when the host spent most of it in that kernel's op.
 std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps, const DetectorOutput& out,
