@@ -456,10 +456,14 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     by_cast[key] += t.dur[g];
     ++count_by_cast[key];
     // Only a cast the code asks for itself (.half(), .to(dtype)) is launched one by one by
-    // the step: autocast's casts inside a conv or matmul are part of that op's dispatch.
+    // the step: autocast's casts inside a conv or matmul are part of that op's dispatch, and
+    // their backward (ToCopyBackward0, or a cast inside convolution_backward) of autograd's.
     EventId caller = ix.tree.parent(cast);
     while (caller != kNoEvent && ix.has(caller, kCastOp)) caller = ix.tree.parent(caller);  // _to_copy under aten::to
-    if (caller == kNoEvent || t.category[caller] != Category::CpuOp || !t.name_of(caller).starts_with("aten::")) cast_at.insert(i);
+    const std::string_view by = caller == kNoEvent ? std::string_view{} : t.name_of(caller);
+    const bool inside_op = caller != kNoEvent && t.category[caller] == Category::CpuOp &&
+                           (by.starts_with("aten::") || by.starts_with("autograd::") || by.find("Backward") != std::string_view::npos);
+    if (!inside_op) cast_at.insert(i);
     f.events.push_back(g);
   });
   if (f.events.size() < kMinCasts || kernel_time == 0) return;
