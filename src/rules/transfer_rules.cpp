@@ -130,6 +130,10 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   for (EventId g : copies_judged(ix, begin, end)) {
     const std::string_view n = t.name_of(g);
     if (n.find("Pageable") == std::string_view::npos || bytes_of(t, g) < kSmallCopyBytes) continue;
+    // Half of a round trip (the same bytes back the other way in the step) is offload: the
+    // cause is moving the tensor out at all, and pinning it would only make the move faster.
+    // offload_pingpong reports it, with the host's wait in its copies.
+    if (round_trip_partner(ix, g) != kNoEvent) continue;
     EventId op;
     // The whole wait is the pattern's: from pinned memory with non_blocking=True the host
     // would not wait for the queue ahead of the copy at all.
@@ -298,6 +302,15 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
         idle_ivs.push_back(iv);
       }
     }
+    // The host inside the copy's own op (a pageable copy returns only once the bytes have
+    // moved, and .to("cpu") waits for the queue ahead of it): the GPU idle until the host
+    // launches again is the round trip's too.
+    if (const EventId op = ix.enclosing_op(g); op != kNoEvent)
+      for (auto iv : uncovered(ix.busy, std::max({t.ts[op], ix.gpu_first, begin}),
+                               std::min({ix.resume_after(t.end(op)), ix.gpu_last, end}))) {
+        idle += iv.second - iv.first;
+        idle_ivs.push_back(iv);
+      }
     const bool waits_here = s != kNoEvent && overlap(t.ts[s], t.end(s), begin, end) > 0;
     if (waits_here && (waiting == kNoEvent || t.dur[s] > t.dur[waiting])) waiting = s;
     const int64_t here = overlap(t.ts[g], t.end(g), begin, end);
