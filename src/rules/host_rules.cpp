@@ -132,6 +132,44 @@ std::string step_share_text(const RuleIndex& ix, int64_t ns) {
                      dur_text(ix.median_step));
 }
 
+// The synchronizing call that opened a GPU idle gap by a read of device values, when the host
+// then went on working without launching (host_works_after): it returned inside the gap on
+// the launching thread or the loop's thread. The host is working on what it read (numpy
+// statistics over .cpu()'d outputs, Python over .item() values); kNoEvent when none.
+// Whether the synchronizing call `s` brings device values to the host: under .item(),
+// .nonzero() and the like, or completing a device-to-host copy (its own, or one issued just
+// before it under the same parent, as tensor.cpu() does). An event or stream sync alone
+// (timing, DDP's bucket waits) reads nothing the host could then work on.
+bool reads_device_values(const RuleIndex& ix, EventId s) {
+  const Trace& t = ix.t;
+  const EventId op = ix.enclosing_op(s);
+  if (op != kNoEvent && (ix.has(op, kSyncOp) || (ix.tree.parent(op) != kNoEvent && ix.has(ix.tree.parent(op), kSyncOp))))
+    return true;
+  const auto downloads = [&](EventId call) {
+    if (!ix.has(call, kMemcpyCall)) return false;
+    for (EventId g : ix.tree.children(call))
+      if (t.category[g] == Category::GpuMemcpy && t.name_of(g).find("DtoH") != std::string_view::npos) return true;
+    return false;
+  };
+  if (downloads(s)) return true;
+  const EventId parent = ix.tree.parent(s);
+  if (parent == kNoEvent) return false;
+  for (EventId ch : ix.tree.children(parent))
+    if (t.ts[ch] <= t.ts[s] && downloads(ch)) return true;
+  return false;
+}
+
+EventId read_before_host_work(const RuleIndex& ix, Interval gap) {
+  const Trace& t = ix.t;
+  EventId found = kNoEvent;
+  ix.syncs.each_overlapping(t, gap.first, gap.second, [&](EventId s) {
+    if (found != kNoEvent || t.end(s) < gap.first || t.end(s) >= gap.second) return;
+    if (t.track[s] != ix.main_thread && t.track[s] != ix.step_thread) return;
+    if (host_works_after(ix, s) && reads_device_values(ix, s)) found = s;
+  });
+  return found;
+}
+
 }  // namespace
 
 bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
@@ -215,11 +253,16 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     l->each_overlapping(t, begin, end, [&](EventId c) { runtime.emplace_back(t.ts[c], t.end(c)); });
   const std::vector<Interval> explained = merge_intervals(std::move(runtime));
   std::vector<Interval> pieces;
+  std::vector<EventId> read_of;  // per piece: the read of device values the host works on after, or kNoEvent
   // In steps: preprocessing that opens an inference step (decoding video, an image
   // processor) runs before its first kernel, and the step waits on it all the same.
   for (auto gap : ix.whole_idle_gaps(begin, end, true)) {
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
-    for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end))) pieces.push_back(p);
+    const EventId read = read_before_host_work(ix, gap);
+    for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end))) {
+      pieces.push_back(p);
+      read_of.push_back(read);
+    }
   }
   if (pieces.empty()) return;
   RuleFinding f;
@@ -230,7 +273,12 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   int64_t worst_ns = 0;
   int64_t capture_ns = 0;  // of the idle, the part the host spent capturing CUDA graphs
   bool on_main_thread = false, on_loop_thread = false;  // whose work the culprits are
-  for (auto [b, e] : pieces) {
+  // Idle while the host runs nothing the profiler records, right after it read device values
+  // (host_sync leaves it, kSyncResumeSlack): work on what it read, outside any op.
+  int64_t unprofiled_ns = 0;
+  EventId unprofiled_read = kNoEvent;
+  for (size_t pi = 0; pi < pieces.size(); ++pi) {
+    const auto [b, e] = pieces[pi];
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
     // but is slow to get there (host contention, a first call) is not "work that launches
     // nothing": gpu_idle reports those with what the host did.
@@ -253,7 +301,21 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     };
     judge(ix.main_top, false);
     judge(ix.step_top, true);
-    if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) continue;
+    if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) {
+      const EventId read = read_of[pi];
+      if (read == kNoEvent) continue;
+      // Profiled events that launch (the next step's first op) are not the quiet stretch:
+      // the part after the read returned with nothing recorded is.
+      const int64_t from = std::max(b, t.ts[read] + t.dur[read]);
+      int64_t recorded = 0;
+      ix.main_top.each_overlapping(t, from, e, [&](EventId ev) { recorded += overlap(t.ts[ev], t.end(ev), from, e); });
+      if (e <= from || static_cast<double>(recorded) >= kCpuCoverShare * static_cast<double>(e - from)) continue;
+      idle += e - from;
+      unprofiled_ns += e - from;
+      used.emplace_back(from, e);
+      if (unprofiled_read == kNoEvent) unprofiled_read = read;
+      continue;
+    }
     idle += e - b;
     used.emplace_back(b, e);
     int64_t captured_here = 0;
@@ -270,6 +332,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     capture_ns += std::min(captured_here, e - b);
   }
   const double range = static_cast<double>(end - begin);
+  if (unprofiled_read != kNoEvent && f.events.empty()) f.events.push_back(unprofiled_read);
   if (f.events.empty() || static_cast<double>(idle) / range < kCpuFireShare) return;
   f.id = "cpu_bound_step";
   f.confidence = confidence_between(static_cast<double>(idle) / range, kCpuFireShare, kCpuStrongShare);
@@ -289,11 +352,30 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
   std::sort(by.rbegin(), by.rend());
   for (size_t i = 0; i < by.size() && i < 3; ++i) f.evidence.push_back(culprit_text(t, by[i].second, by_culprit[by[i].second]));
+  const EventId read_op = unprofiled_read == kNoEvent ? kNoEvent : ix.enclosing_op(unprofiled_read);
+  const std::string read_name = unprofiled_read == kNoEvent ? ""
+                                : read_op == kNoEvent   ? std::string(t.name_of(unprofiled_read))
+                                                        : fmt::format("{} under {}", t.name_of(unprofiled_read), t.name_of(read_op));
+  if (unprofiled_ns > 0)
+    f.evidence.push_back(fmt::format("{} of that idle with nothing profiled on the main thread after {} ({}) returned "
+                                     "the device values it read: host code the profiler does not record (numpy, plain "
+                                     "Python)",
+                                     dur_text(unprofiled_ns), read_name, dur_text(t.dur[unprofiled_read])));
   if (capture_ns > 0)
     f.evidence.push_back(fmt::format("{} of that idle during CUDA graph capture: kernels launched while a graph is "
                                      "captured are recorded into it, not run",
                                      dur_text(capture_ns)));
   f.locations = user_locations(ix, f.events);
+  if (by.empty()) {
+    f.fix = fmt::format("the host works {} after reading device values with {}{} before it launches again: compute "
+                        "those statistics on the device with torch ops (torch.quantile, torch.histc, torch.mean) and "
+                        "read one small result every N steps, or hand the copied values to a background thread",
+                        dur_text(unprofiled_ns), read_op == kNoEvent ? t.name_of(unprofiled_read) : t.name_of(read_op),
+                        at_text(f.locations));
+    out.explained_idle.insert(out.explained_idle.end(), used.begin(), used.end());
+    out.findings.push_back(std::move(f));
+    return;
+  }
   const std::string& top_name = by.front().second;
   const Culprit& top = by_culprit[top_name];
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);

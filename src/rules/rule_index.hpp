@@ -168,6 +168,11 @@ struct RuleIndex {
   bool after_warmup(EventId e) const;
 };
 
+// After a synchronizing call returns, the GPU idle until the host launches again is the
+// sync's when the host gets back to launching within this (the value read is used and the
+// step goes on).
+constexpr int64_t kSyncResumeSlack = 1'000'000;
+
 // ---- shared helpers for detectors ----
 double ramp(double x, double lo, double hi);
 // Confidence of a detector whose signal passed its firing threshold `fire`; reaches 1 at
@@ -250,6 +255,16 @@ EventId round_trip_partner(const RuleIndex& ix, EventId copy);
 // as the copy's launching call, after it (tensor.cpu(), .to() with the default blocking
 // copy); kNoEvent when none.
 EventId sync_completing(const RuleIndex& ix, EventId copy);
+
+// When the host, back from the synchronizing call `sync`, launches again: its next launch
+// (plus the idle-queue latency), or the end of the profiled steps when it launches nothing
+// more (sync_rules.cpp).
+int64_t next_launch_after(const RuleIndex& ix, EventId sync);
+// Whether the host, back from `sync`, works before it launches again for longer than
+// kSyncResumeSlack and than the sync waited: a short read that begins long host work (numpy
+// statistics over outputs just copied). The GPU idle after the return is then that work's,
+// cpu_bound_step's, not the sync's: it explains most of the stall (sync_rules.cpp).
+bool host_works_after(const RuleIndex& ix, EventId sync);
 
 // One per catalog id, grouped by family (sync_rules.cpp, transfer_rules.cpp, ...).
 void detect_host_sync(const RuleIndex&, int64_t, int64_t, DetectorOutput&);

@@ -101,14 +101,23 @@ std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector
 
 }  // namespace
 
+int64_t next_launch_after(const RuleIndex& ix, EventId sync) {
+  const auto [next, none] = ix.launch_range(ix.t.end(sync), INT64_MAX);
+  return next == none && ix.gpu_record_spans_steps() ? ix.step_last : ix.resume_after(ix.t.end(sync));
+}
+
+bool host_works_after(const RuleIndex& ix, EventId sync) {
+  return next_launch_after(ix, sync) - ix.t.end(sync) > std::max(kSyncResumeSlack, ix.t.dur[sync]);
+}
+
 void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   std::vector<SyncCase> cases;
   int64_t blocked = 0, idle = 0;
   std::vector<Interval> idle_ivs;
   // A sync shortly before the range still explains idle inside it: the host resumes
-  // launching only after it. So does one that opened an idle gap reaching into the range,
-  // however long the host then worked before launching again (logging after an .item()).
+  // launching only after it. So does one that opened an idle gap reaching into the range
+  // (the wait of a long queue), as long as the host launched again soon after it returned.
   int64_t from = begin - kSyncLookback;
   for (auto gap : ix.whole_idle_gaps(begin, end, true)) from = std::min(from, gap.first - kSyncLookback);
   ix.syncs.each_overlapping(t, from, end, [&](EventId s) {
@@ -126,7 +135,8 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     // steps (the last step's sync, then logging): the step waits all the same.
     const auto [next, none] = ix.launch_range(t.end(s), INT64_MAX);
     const bool to_steps_end = next == none && ix.gpu_record_spans_steps();
-    const int64_t resume = to_steps_end ? ix.step_last : ix.resume_after(t.end(s));
+    // Until then, unless the host works long after the sync returns (host_works_after).
+    const int64_t resume = host_works_after(ix, s) ? t.end(s) : next_launch_after(ix, s);
     if (resume <= begin) return;
     // The sync returns once the queue is empty; gaps while it waits are the queue's own,
     // until the queue runs dry: idle after that while the host still waits is the sync's.
