@@ -245,8 +245,8 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     const std::string_view n = t.name_of(g);
     const CopyArgs* ca = t.copy(g);
     if (t.category[g] == Category::GpuMemcpy && t.track_of(g).device == device && ca != nullptr &&
-        ca->bytes >= (1 << 20) && (n.find("HtoD") != std::string_view::npos || n.find("DtoH") != std::string_view::npos))
-      large_copies.add(g, t.ts[g], t.dur[g]);
+        ca->bytes >= (64 << 10) && (n.find("HtoD") != std::string_view::npos || n.find("DtoH") != std::string_view::npos))
+      bulk_copies.add(g, t.ts[g], t.dur[g]);
   }
   // A cudaMemcpyAsync to pageable host memory returns only when the copy is done, so it
   // waits for everything queued before it: a sync on the queue like cudaStreamSynchronize
@@ -269,7 +269,7 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     }
   }
 
-  for (SpanList* l : {&large_copies, &main_top, &step_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
+  for (SpanList* l : {&bulk_copies, &main_top, &step_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache})
     l->sort(t);
 

@@ -110,7 +110,7 @@ struct RuleIndex {
   TrackId step_thread = UINT32_MAX;
   SpanList step_top;
   SpanList cpu_ops;                  // every cpu_op, all threads
-  SpanList large_copies;             // host<->device copies of at least 1 MB, primary device
+  SpanList bulk_copies;              // host<->device copies of at least 64 KB (not small), primary device
   // syncs: synchronizing calls, blocking cudaMemcpy, and async copies to pageable host memory
   // (which return only when the queue ahead of them is done).
   SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
@@ -249,21 +249,24 @@ using Detector = void (*)(const RuleIndex&, int64_t begin, int64_t end, Detector
 
 // The same-size copy the other way in the same step (without steps, within a second) of a
 // large host<->device copy: the two halves of an offload round trip; kNoEvent when none
-// (transfer_rules.cpp).
+// (transfer_rules.cpp). Below 1 MB only out and back counts (a download, then the same bytes
+// uploaded again): an inference step uploads its input and downloads an output of the same
+// size in the other order.
 EventId round_trip_partner(const RuleIndex& ix, EventId copy);
 // The synchronizing call that waits for `copy` to land: a sync issued under the same parent
 // as the copy's launching call, after it (tensor.cpu(), .to() with the default blocking
 // copy); kNoEvent when none.
 EventId sync_completing(const RuleIndex& ix, EventId copy);
 
-// When the host, back from the synchronizing call `sync`, launches again: its next launch
-// (plus the idle-queue latency), or the end of the profiled steps when it launches nothing
-// more (sync_rules.cpp).
+// When the host, back from the synchronizing call (or blocking copy op) `sync`, launches
+// again: its next launch (plus the idle-queue latency), or the end of the profiled steps when
+// it launches nothing more (sync_rules.cpp).
 int64_t next_launch_after(const RuleIndex& ix, EventId sync);
 // Whether the host, back from `sync`, works before it launches again for longer than
 // kSyncResumeSlack and than the sync waited: a short read that begins long host work (numpy
 // statistics over outputs just copied). The GPU idle after the return is then that work's,
-// cpu_bound_step's, not the sync's: it explains most of the stall (sync_rules.cpp).
+// cpu_bound_step's, not the sync's (nor a copy's): it explains most of the stall
+// (sync_rules.cpp).
 bool host_works_after(const RuleIndex& ix, EventId sync);
 
 // One per catalog id, grouped by family (sync_rules.cpp, transfer_rules.cpp, ...).

@@ -240,14 +240,17 @@ EventId round_trip_partner(const RuleIndex& ix, EventId g) {
   const Trace& t = ix.t;
   const Dir d = direction(t.name_of(g));
   const int64_t b = bytes_of(t, g);
-  if (b < kLargeCopyBytes || (d != Dir::HtoD && d != Dir::DtoH)) return kNoEvent;
+  if (b < kSmallCopyBytes || (d != Dir::HtoD && d != Dir::DtoH)) return kNoEvent;
+  const bool out_and_back_only = b < kLargeCopyBytes;
   const int32_t step = ix.tree.step_of(g);
   EventId partner = kNoEvent;
   const int64_t lo = t.ts[g] - kPingpongHorizon, hi = t.end(g) + kPingpongHorizon;
-  ix.large_copies.each_overlapping(t, lo, hi, [&](EventId o) {
+  ix.bulk_copies.each_overlapping(t, lo, hi, [&](EventId o) {
     if (partner != kNoEvent || o == g || bytes_of(t, o) != b) return;
     const Dir od = direction(t.name_of(o));
     if (!((d == Dir::HtoD && od == Dir::DtoH) || (d == Dir::DtoH && od == Dir::HtoD))) return;
+    const EventId down = d == Dir::DtoH ? g : o, up = d == Dir::DtoH ? o : g;
+    if (out_and_back_only && t.ts[up] < t.end(down)) return;
     if (step >= 0 && ix.tree.step_of(o) != step) return;
     partner = o;
   });
@@ -278,14 +281,14 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   // The host waiting in such a sync across the range (the copy issued long before it).
   EventId waiting = kNoEvent;
   std::vector<EventId> candidates;
-  ix.large_copies.each_overlapping(t, begin - kPingpongLookback, end, [&](EventId g) { candidates.push_back(g); });
+  ix.bulk_copies.each_overlapping(t, begin - kPingpongLookback, end, [&](EventId g) { candidates.push_back(g); });
   ix.syncs.each_overlapping(t, begin, end, [&](EventId s) {
     const EventId parent = ix.tree.parent(s);
     if (parent == kNoEvent) return;
     for (EventId call : ix.tree.children(parent))
       if (ix.has(call, kMemcpyCall) && t.ts[call] <= t.ts[s])
         for (EventId g : ix.tree.children(call))
-          if (t.category[g] == Category::GpuMemcpy && ix.on_primary(g) && bytes_of(t, g) >= kLargeCopyBytes &&
+          if (t.category[g] == Category::GpuMemcpy && ix.on_primary(g) && bytes_of(t, g) >= kSmallCopyBytes &&
               std::find(candidates.begin(), candidates.end(), g) == candidates.end())
             candidates.push_back(g);
   });
@@ -295,9 +298,11 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     int64_t idle = 0;
     const EventId s = sync_completing(ix, g);
     if (s != kNoEvent) {
+      // Until the host launches again, unless it works long after the sync returns: that
+      // idle is the work's, as with host_sync (host_works_after).
       const int64_t drained = ix.drained_during(s);
-      for (auto iv : uncovered(ix.busy, std::max({drained, ix.gpu_first, begin}),
-                               std::min({ix.resume_after(t.end(s)), ix.gpu_last, end}))) {
+      const int64_t resume = host_works_after(ix, s) ? t.end(s) : ix.resume_after(t.end(s));
+      for (auto iv : uncovered(ix.busy, std::max({drained, ix.gpu_first, begin}), std::min({resume, ix.gpu_last, end}))) {
         idle += iv.second - iv.first;
         idle_ivs.push_back(iv);
       }
@@ -307,7 +312,8 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     // launches again is the round trip's too.
     if (const EventId op = ix.enclosing_op(g); op != kNoEvent)
       for (auto iv : uncovered(ix.busy, std::max({t.ts[op], ix.gpu_first, begin}),
-                               std::min({ix.resume_after(t.end(op)), ix.gpu_last, end}))) {
+                               std::min({host_works_after(ix, op) ? t.end(op) : ix.resume_after(t.end(op)),
+                                         ix.gpu_last, end}))) {
         idle += iv.second - iv.first;
         idle_ivs.push_back(iv);
       }
@@ -333,7 +339,7 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   span_of(t, f);
   const EventId g = f.events.front(), p = partners.front();
   f.events.insert(f.events.end(), partners.begin(), partners.end());
-  f.evidence.push_back(fmt::format("{} large copies in the range have a same-size copy the other way in the same "
+  f.evidence.push_back(fmt::format("{} copies of at least 64 KB in the range have a same-size copy the other way in the same "
                                    "step: {} moved, {} of copy time here ({} of the range)",
                                    matched, bytes_text(bytes), dur_text(time), pct_text(static_cast<double>(time) / range)));
   f.evidence.push_back(fmt::format("{} {} ({}) and back: {} {} ({}), {} apart", t.name_of(g), bytes_text(bytes_of(t, g)),
