@@ -91,6 +91,9 @@ struct Finding {
   // event, else its first user file:line, else "" (the LLM named it without events).
   // Findings with the same id and origin are one problem (GroupedFinding).
   std::string origin;
+  // Its cost lies in CUDA graph capture (RuleFinding::one_time): one-time warm-up work,
+  // info, without a what-if saving, never gating.
+  bool one_time = false;
 };
 
 struct FlaggedWindow {
@@ -132,6 +135,10 @@ struct GroupedFinding {
   Severity severity = Severity::warning;
   double confidence = 0;             // the highest of its members
   std::string source;                // "rules", "llm" or "rules+llm" (the most confirmed)
+  // One-time work (CUDA graph capture; see Finding::one_time): its members are, and they
+  // group apart from the same id and origin outside capture. Info, not in
+  // recoverable_share, no saving, never failing --fail-on or the --baseline gate.
+  bool one_time = false;
   size_t occurrence_count = 0;       // spans over the whole steady state (at least 1)
   std::vector<Occurrence> occurrences;  // the first few, in time order
   std::vector<int64_t> steps;        // ProfilerStep numbers it shows in, ascending
@@ -181,6 +188,7 @@ struct TraceReport {
   std::vector<GroupedFinding> findings;  // one per problem, by rank_share, highest first
   // The share of step time (of the steady state without steps) fixing every grouped
   // finding would recover: each id counted once, combined as 1 - prod(1 - share).
+  // One-time findings (capture work) are not counted: fixing them saves no step time.
   double recoverable_share = 0;
   std::string baseline;                  // the baseline trace compared with, "" if none
   std::vector<GroupedFinding> fixed;     // the baseline's findings gone from this trace

@@ -48,6 +48,10 @@ struct RuleFinding {
   // larger than the places it names. Empty: the events' spans are where it lies.
   std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<CodeLocation> locations;  // user code, most telling first (may be empty)
+  // Its cost lies (mostly) in CUDA graph capture: the host recording kernels into a graph,
+  // which the GPU runs later on replay. One-time warm-up work, not the steady state's: info,
+  // left out of the recoverable share and the what-if savings, never failing a gate.
+  bool one_time = false;
 };
 
 // The order findings are named in, for a window and in a report: never a less severe one

@@ -30,7 +30,8 @@ void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, doub
       const GroupedFinding& g = trace.findings[i];
       for (size_t j = 0; j < baseline.findings.size(); ++j) {
         const GroupedFinding& b = baseline.findings[j];
-        if (taken[j] || b.id != g.id || (by_origin && b.origin != g.origin)) continue;
+        // One-time capture work and steady-state work are different problems.
+        if (taken[j] || b.id != g.id || b.one_time != g.one_time || (by_origin && b.origin != g.origin)) continue;
         match[i] = static_cast<int>(j);
         taken[j] = true;
         break;

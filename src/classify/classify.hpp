@@ -81,7 +81,8 @@ void clip_cost_to_range(Finding& f, int64_t begin, int64_t end);
 // the steady state (`steady`, the rules run over all of it), the sum of its costs in the
 // flagged windows, and its what-if saving (a share of a step, the same share of the steady
 // state); error from kErrorShare, warning from kWarningShare, else info. An id only the
-// LLM names, with no cost measured anywhere, is info. So a pattern is not an error in one
+// LLM names, with no cost measured anywhere, is info; so is one-time capture work
+// (one_time), whose cost counts toward no id's severity. So a pattern is not an error in one
 // window and information in the next, and no window's length decides it. Each window's
 // info findings then move behind its warnings and errors.
 void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady);
@@ -130,7 +131,7 @@ const TraceReport* baseline_for(const std::vector<TraceReport>& base, const std:
 // fail_score) and gate_failed (a finding at or above fail_on, or the score at or above
 // fail_score, or the recoverable share at or above fail_savings percent). A finding only
 // the LLM names (source "llm": no rule evidence, no measured cost) is reported but neither
-// flags the trace nor fails the gate by itself. With a baseline (trace.baseline set), only
+// flags the trace nor fails the gate by itself; nor does one-time capture work (one_time). With a baseline (trace.baseline set), only
 // new or worse grouped findings count against fail_on. Leaves error verdicts alone.
 void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_score,
                 std::optional<double> fail_savings = std::nullopt);

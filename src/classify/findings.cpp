@@ -36,7 +36,9 @@ Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree&
   f.fix = rule.fix;
   if (f.fix.empty())
     if (const AntiPattern* ap = find_anti_pattern(rule.id)) f.fix = std::string(ap->fix);
-  f.saving = saving_for(rule.id, savings);
+  f.one_time = rule.one_time;
+  // One-time capture work is not the steady state's: the step's what-if does not apply.
+  if (!f.one_time) f.saving = saving_for(rule.id, savings);
   f.locations = rule.locations.empty() ? user_code_locations(trace, tree, rule.events) : rule.locations;
   clip_cost_to_range(f, begin, end);
   f.origin = finding_origin(rule, trace, tree);
@@ -92,16 +94,23 @@ void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& stead
   const int64_t span = r.end - r.begin;
   if (span <= 0) return;
   std::map<std::string, int64_t> across, in_windows;
-  for (const RuleFinding& rf : steady) across[rf.id] = std::max(across[rf.id], std::min(rf.cost, span));
+  // One-time capture work neither decides its id's severity nor takes one: the rest of the
+  // trace is judged on what lies outside capture.
+  for (const RuleFinding& rf : steady)
+    if (!rf.one_time) across[rf.id] = std::max(across[rf.id], std::min(rf.cost, span));
   for (const FlaggedWindow& w : r.flagged) {
     if (w.steady_state) continue;
     std::map<std::string, int64_t> here;  // one figure per id per window: its findings may overlap
     for (const Finding& f : w.findings)
-      if (f.source != "llm") here[f.id] = std::max(here[f.id], f.cost);
+      if (f.source != "llm" && !f.one_time) here[f.id] = std::max(here[f.id], f.cost);
     for (const auto& [id, cost] : here) in_windows[id] += cost;
   }
   for (FlaggedWindow& w : r.flagged)
     for (Finding& f : w.findings) {
+      if (f.one_time) {
+        f.severity = Severity::info;
+        continue;
+      }
       const int64_t cost = std::min(span, std::max(across[f.id], in_windows[f.id]));
       double share = static_cast<double>(cost) / static_cast<double>(span);
       if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);

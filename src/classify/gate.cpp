@@ -29,7 +29,8 @@ void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_s
   for (const FlaggedWindow& w : trace.flagged)
     for (const Finding& f : w.findings) {
       // An id only the LLM names has no rule evidence and no measured cost: shown, not gated on.
-      if (f.source == "llm") continue;
+      // One-time capture work is shown as info, never gated on.
+      if (f.source == "llm" || f.one_time) continue;
       any = true;
       worst = std::max(worst, f.severity);
     }
@@ -41,7 +42,7 @@ void apply_gate(TraceReport& trace, FailOn fail_on, std::optional<double> fail_s
     gated = Severity::info;
     any_gated = false;
     for (const GroupedFinding& g : trace.findings)
-      if (g.source != "llm" && (g.baseline == BaselineState::added || g.baseline == BaselineState::worse)) {
+      if (g.source != "llm" && !g.one_time && (g.baseline == BaselineState::added || g.baseline == BaselineState::worse)) {
         any_gated = true;
         gated = std::max(gated, g.severity);
       }

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "classify.hpp"
 #include "ttap/analyze.hpp"
@@ -126,13 +127,15 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
 
 void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, const Trace& trace, const EventTree& tree) {
   r.findings.clear();
-  std::map<std::pair<std::string, std::string>, size_t> index;
+  // By id, origin and whether it is one-time capture work: the same op's calls during
+  // capture and after it are two problems, one of which costs the steady state nothing.
+  std::map<std::tuple<std::string, std::string, bool>, size_t> index;
   std::vector<int64_t> member_cost;  // per group: the highest member cost (picks its evidence)
   std::vector<std::vector<Interval>> member_spans;
   std::vector<std::optional<Interval>> fallback_spans;
   for (const FlaggedWindow& w : r.flagged)
     for (const Finding& f : w.findings) {
-      auto [it, added] = index.try_emplace({f.id, f.origin}, r.findings.size());
+      auto [it, added] = index.try_emplace({f.id, f.origin, f.one_time}, r.findings.size());
       if (added) {
         GroupedFinding g;
         g.id = f.id;
@@ -140,6 +143,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
         g.origin = f.origin;
         g.severity = f.severity;
         g.source = f.source;
+        g.one_time = f.one_time;
         r.findings.push_back(std::move(g));
         member_cost.push_back(-1);
         member_spans.emplace_back();
@@ -173,14 +177,14 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
   std::vector<const RuleFinding*> extent(r.findings.size(), nullptr);
   std::vector<bool> used(across.size(), false);
   for (size_t a = 0; a < across.size(); ++a) {
-    const auto it = index.find({across[a].id, finding_origin(across[a], trace, tree)});
+    const auto it = index.find({across[a].id, finding_origin(across[a], trace, tree), across[a].one_time});
     if (it != index.end() && !extent[it->second]) extent[it->second] = &across[a], used[a] = true;
   }
   for (size_t a = 0; a < across.size(); ++a) {
     if (used[a]) continue;
     size_t best = r.findings.size();
     for (size_t gi = 0; gi < r.findings.size(); ++gi)
-      if (!extent[gi] && r.findings[gi].id == across[a].id && (best == r.findings.size() || r.findings[gi].cost > r.findings[best].cost))
+      if (!extent[gi] && r.findings[gi].id == across[a].id && r.findings[gi].one_time == across[a].one_time && (best == r.findings.size() || r.findings[gi].cost > r.findings[best].cost))
         best = gi;
     if (best < r.findings.size()) extent[best] = &across[a];
   }
@@ -241,8 +245,10 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
   // pools bounded separately: the patterns the GPU waits for can give back at most the
   // time the GPU had no work (a step never gets shorter than its GPU work), the wasteful
   // GPU work at most the GPU's busy time. Without a GPU the step is all host time.
+  // One-time capture work recovers no step time: it is not counted.
   std::map<std::string, double> by_id;
-  for (const GroupedFinding& g : r.findings) by_id[g.id] = std::max(by_id[g.id], g.rank_share);
+  for (const GroupedFinding& g : r.findings)
+    if (!g.one_time) by_id[g.id] = std::max(by_id[g.id], g.rank_share);
   double waiting_kept = 1.0, gpu_work_kept = 1.0;
   for (const auto& [id, s] : by_id) (costs_gpu_work(id) ? gpu_work_kept : waiting_kept) *= 1.0 - s;
   double waiting = 1.0 - waiting_kept, gpu_work = 1.0 - gpu_work_kept;

@@ -45,9 +45,15 @@ void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& f
     // step to fix (host syncs whose idle no single window shows in full).
     const bool saves = std::any_of(r.savings.begin(), r.savings.end(),
                                    [&](const Saving& s) { return s.id == rf.id && s.step_share >= kWarningShare; });
-    if (rf.severity < Severity::warning && !saves) continue;
+    // One-time capture work is info whatever it costs; shown when it takes a warning's share
+    // of the steady state, so the reader learns that much of the trace is warm-up (and left
+    // out of the recoverable share), not silence.
+    const bool large = static_cast<double>(rf.cost) >= kWarningShare * static_cast<double>(r.end - r.begin);
+    if (rf.one_time ? !large : rf.severity < Severity::warning && !saves) continue;
+    // Capture work and work outside it are reported apart: one does not stand for the other.
     const bool reported = std::any_of(r.flagged.begin(), r.flagged.end(), [&](const FlaggedWindow& w) {
-      return std::any_of(w.findings.begin(), w.findings.end(), [&](const Finding& f) { return f.id == rf.id; });
+      return std::any_of(w.findings.begin(), w.findings.end(),
+                         [&](const Finding& f) { return f.id == rf.id && f.one_time == rf.one_time; });
     });
     if (!reported) whole.findings.push_back(to_finding(rf, trace, tree, r.savings, r.begin, r.end));
   }

@@ -22,12 +22,17 @@ std::string saving_text(const Saving& s);          // "~48.6 ms per step (27.8%)
 // A grouped finding's parts as every renderer words them.
 // "6 occurrences in steps 3-8" ("1 occurrence", "in the steady state" without steps).
 std::string occurrences_text(const GroupedFinding& g);
-// "~48.102 ms per step (27.5% of step time)", "12.345 ms (3.1% of the steady state)".
+// "~48.102 ms per step (27.5% of step time)", "12.345 ms (3.1% of the steady state)";
+// one-time work adds kOneTimeText.
 std::string group_cost_text(const GroupedFinding& g);
 // "+0.000 ms .. +10.420 ms" for each occurrence shown.
 std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFinding& g);
 // "1 new, 0 worse, 1 unchanged, 0 fixed" for a trace compared with a baseline.
 std::string baseline_counts_text(const TraceReport& t);
+// What every renderer says of a one-time finding (GroupedFinding::one_time): why it is info
+// and neither in the recoverable share nor gated on.
+inline constexpr std::string_view kOneTimeText =
+    "one-time: CUDA graph capture (warm-up), not counted in recoverable, does not fail the gate";
 // Whether a grouped finding counts against a baseline gate (new or worse).
 bool is_new_or_worse(const GroupedFinding& g);
 

@@ -91,7 +91,7 @@ void render_trace(std::string& out, const TraceReport& t, size_t index) {
             "<tr><td>{}</td><td>{} .. {}</td><td>{:.2f}</td><td class=\"sev {}\">{}</td><td><code>{}</code><br>{}</td><td>{}</td>"
             "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
             flagged_label(w), offset_ms(t, w.begin), offset_ms(t, w.end), w.score, severity_name(f.severity), severity_name(f.severity), esc(f.id),
-            esc(f.name), f.cost > 0 ? ms(f.cost) : "", f.saving ? esc(saving_text(*f.saving)) : "", fmt::join(locs, "<br>"), detail);
+            esc(f.name), (f.cost > 0 ? ms(f.cost) : "") + (f.one_time ? fmt::format(" ({})", kOneTimeText) : ""), f.saving ? esc(saving_text(*f.saving)) : "", fmt::join(locs, "<br>"), detail);
       }
     out += "</table>\n</details>\n";
   } else {

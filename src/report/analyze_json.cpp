@@ -35,18 +35,18 @@ std::string location_json(const CodeLocation& l) {
 
 std::string finding(const Finding& f) {
   return fmt::format(
-      R"({{"id":{},"name":{},"severity":{},"confidence":{},"source":{},"begin_ns":{},"end_ns":{},"cost_ns":{},"evidence":{},"fix":{},"explanation":{},"saving":{},"locations":{},"origin":{}}})",
+      R"({{"id":{},"name":{},"severity":{},"confidence":{},"source":{},"begin_ns":{},"end_ns":{},"cost_ns":{},"evidence":{},"fix":{},"explanation":{},"saving":{},"locations":{},"origin":{},"one_time":{}}})",
       json_string(f.id), json_string(f.name), json_string(severity_name(f.severity)), num(f.confidence), json_string(f.source), f.begin, f.end, f.cost,
       array(f.evidence, [](const std::string& e) { return json_string(e); }), json_string(f.fix),
       f.explanation.empty() ? "null" : json_string(f.explanation), f.saving ? saving(*f.saving) : "null",
-      array(f.locations, location_json), json_string(f.origin));
+      array(f.locations, location_json), json_string(f.origin), boolean(f.one_time));
 }
 
 std::string optional_ns(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
 std::string group(const GroupedFinding& g) {
   return fmt::format(
-      R"({{"id":{},"name":{},"origin":{},"severity":{},"confidence":{},"source":{},"occurrence_count":{},"occurrences":{},"steps":{},"windows":{},"steady_state":{},"cost_ns":{},"cost_per_step_ns":{},"share":{},"saving":{},"rank_share":{},"evidence":{},"fix":{},"explanation":{},"locations":{},"baseline_state":{},"baseline_cost_per_step_ns":{},"baseline_share":{}}})",
+      R"({{"id":{},"name":{},"origin":{},"severity":{},"confidence":{},"source":{},"occurrence_count":{},"occurrences":{},"steps":{},"windows":{},"steady_state":{},"cost_ns":{},"cost_per_step_ns":{},"share":{},"saving":{},"rank_share":{},"evidence":{},"fix":{},"explanation":{},"locations":{},"baseline_state":{},"baseline_cost_per_step_ns":{},"baseline_share":{},"one_time":{}}})",
       json_string(g.id), json_string(g.name), json_string(g.origin), json_string(severity_name(g.severity)), num(g.confidence),
       json_string(g.source), g.occurrence_count,
       array(g.occurrences,
@@ -59,7 +59,7 @@ std::string group(const GroupedFinding& g) {
       array(g.evidence, [](const std::string& e) { return json_string(e); }), json_string(g.fix),
       g.explanation.empty() ? "null" : json_string(g.explanation), array(g.locations, location_json),
       g.baseline == BaselineState::none ? "null" : json_string(baseline_state_name(g.baseline)), optional_ns(g.baseline_cost_per_step),
-      g.baseline_share ? num(*g.baseline_share) : "null");
+      g.baseline_share ? num(*g.baseline_share) : "null", boolean(g.one_time));
 }
 
 std::string baseline(const TraceReport& t) {

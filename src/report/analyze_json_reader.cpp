@@ -118,6 +118,7 @@ Finding read_finding(const Reader& rd, object o) {
     f.locations.push_back({rd.str(l, "file"), static_cast<int>(rd.i64(l, "line")), rd.str(l, "function")});
   }
   f.origin = rd.str_or_empty(o, "origin");
+  f.one_time = rd.has(o, "one_time") && rd.boolean(o, "one_time");  // absent before this field
   return f;
 }
 
@@ -164,6 +165,7 @@ GroupedFinding read_group(const Reader& rd, object o) {
     g.windows.push_back(static_cast<uint32_t>(n));
   }
   g.steady_state = rd.boolean(o, "steady_state");
+  g.one_time = rd.has(o, "one_time") && rd.boolean(o, "one_time");  // absent in older reports
   g.cost = rd.i64(o, "cost_ns");
   if (rd.has(o, "cost_per_step_ns")) g.cost_per_step = rd.i64(o, "cost_per_step_ns");
   g.share = rd.num(o, "share");

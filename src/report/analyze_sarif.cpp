@@ -89,12 +89,12 @@ std::string result(const TraceReport& t, const GroupedFinding& g) {
   for (uint32_t w : g.windows) windows.push_back(std::to_string(w));
   const size_t rule_index = rule_index_of(g.id);
   return fmt::format(
-      R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v2":{}}}{},"properties":{{"trace":{},"origin":{},"occurrences":{},"windows":[{}],"costNs":{},"costPerStepNs":{},"share":{},"confidence":{},"source":{}}}}})",
+      R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v2":{}}}{},"properties":{{"trace":{},"origin":{},"occurrences":{},"windows":[{}],"costNs":{},"costPerStepNs":{},"share":{},"confidence":{},"source":{},"oneTime":{}}}}})",
       json_string(g.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "",
       json_string(g.baseline == BaselineState::fixed ? "none" : sarif_level(g.severity)), json_string(text), locations, related,
       json_string(fingerprint), state.empty() ? "" : fmt::format(R"(,"baselineState":{})", json_string(state)), json_string(t.path),
       json_string(g.origin), g.occurrence_count, fmt::join(windows, ","), g.cost, g.cost_per_step ? std::to_string(*g.cost_per_step) : "null",
-      g.share, g.confidence, json_string(g.source));
+      g.share, g.confidence, json_string(g.source), g.one_time ? "true" : "false");
 }
 
 }  // namespace

@@ -96,6 +96,7 @@ void render_window_details(std::string& out, const TraceReport& t, const Paint& 
                          paint(kBold, f.id), f.name, f.confidence, f.source);
       std::string cost = f.cost > 0 ? fmt::format("costs {} here", ms(f.cost)) : "";
       if (f.saving) cost += fmt::format("{}what-if: fixing it saves {}", cost.empty() ? "" : "; ", saving_text(*f.saving));
+      if (f.one_time) cost += fmt::format("{}{}", cost.empty() ? "" : "; ", kOneTimeText);
       if (!cost.empty()) out += fmt::format("      {}\n", cost);
       for (const CodeLocation& l : f.locations) out += fmt::format("      at {}\n", paint(kCyan, location_text(l)));
       for (const std::string& e : f.evidence) out += fmt::format("      - {}\n", e);

@@ -48,6 +48,23 @@ constexpr double kMinStepShare = 0.01;
 // make a busy one somewhat faster.
 constexpr double kCostWeight = 3.0;
 
+// Whether a finding's cost lies mostly in CUDA graph capture work: where its cost lies (its
+// spans, the GPU idle gaps it claims; else its host events' own time) covered more than
+// half by ix.capture_work. GPU work is never capture work: captured kernels do not run.
+bool cost_in_graph_capture(const rules::RuleIndex& ix, const RuleFinding& f) {
+  if (ix.capture_work.empty()) return false;
+  std::vector<Interval> where = f.spans;
+  if (where.empty())
+    for (EventId e : f.events)
+      if (e < ix.t.size() && is_cpu_side(ix.t.category[e]) && ix.t.dur[e] > 0) where.emplace_back(ix.t.ts[e], ix.t.end(e));
+  int64_t total = 0, captured = 0;
+  for (auto [b, e] : merge_intervals(std::move(where))) {
+    total += e - b;
+    captured += rules::covered(ix.capture_work, b, e);
+  }
+  return total > 0 && 2 * captured > total;
+}
+
 int64_t reference_span(const Trace& t, const EventTree& tree) {
   if (!tree.steps().empty()) {
     int64_t total = 0;
@@ -93,6 +110,9 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
     const double share = static_cast<double>(here) / span;
     f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
     if (static_cast<double>(here) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;
+    // Capture runs once, before the steady state it warms up: information, whatever it costs.
+    f.one_time = cost_in_graph_capture(impl_->index, f);
+    if (f.one_time) f.severity = Severity::info;
     inside.push_back(here);
   }
   // named_before's order, with the cost inside the range ranking findings of one severity.

@@ -109,6 +109,7 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     const uint32_t f = name_flags[t.name[e]];
     const int64_t ts = t.ts[e], dur = t.dur[e];
     if (is_launch(c) && (f & kGraphCapture) && contains(t.name_of(e), "Capture")) capture_calls.push_back(e);
+    if ((f & kGraphCapture) && dur > 0) capture_work.emplace_back(ts, ts + dur);
     if (c == Category::CpuOp) cpu_ops.add(e, ts, dur);
     if (f & kDataLoader) dataloader.add(e, ts, dur);
     if (f & kOptimizerStep) optimizer.add(e, ts, dur);
@@ -136,6 +137,8 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     }
   }
   captures = merge_intervals(std::move(captures));
+  capture_work.insert(capture_work.end(), captures.begin(), captures.end());
+  capture_work = merge_intervals(std::move(capture_work));
 
   // ---- GPU side ----
   gpu = tree.gpu_events();

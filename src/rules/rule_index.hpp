@@ -126,6 +126,10 @@ struct RuleIndex {
   // end of its End-Capture call. Kernels launched in there are recorded into the graph, not
   // run, so the GPU idles while the host captures: one-time warm-up work, not the step's.
   std::vector<Interval> captures;
+  // Where the host does capture work, merged: the captures above and the calls that capture
+  // or instantiate a graph (capture_begin/capture_end, cudaGraphInstantiate) with their
+  // whole length. A finding whose cost lies mostly in here is one-time (RuleFinding::one_time).
+  std::vector<Interval> capture_work;
 
   // ---- range helpers ----
   // Positions in `gpu` of activity starting in [b, e).
