@@ -58,7 +58,9 @@ TEST(LaunchCauseRules, WeightsRecastEveryStepAreTheCauseNotLaunchBound) {
     EXPECT_TRUE(has_idle_line) << findings_text(found);
     // launch_bound, if still there, counts none of the gaps the casts caused: the two costs
     // together fit in the window.
-    if (const ttap::RuleFinding* lb = find(found, "launch_bound")) EXPECT_LE(lb->cost + cast->cost, e - b) << findings_text(found);
+    if (const ttap::RuleFinding* lb = find(found, "launch_bound")) {
+      EXPECT_LE(lb->cost + cast->cost, e - b) << findings_text(found);
+    }
   }
 }
 
@@ -83,7 +85,9 @@ TEST(LaunchCauseRules, AnElementwiseChainDispatchedOpByOpIsTheCauseNotLaunchBoun
       bool has_idle_line = false;
       for (const std::string& ev : chain->evidence) has_idle_line = has_idle_line || std::regex_match(ev, idle_line);
       EXPECT_TRUE(has_idle_line) << findings_text(found);
-      if (const ttap::RuleFinding* lb_f = find(found, "launch_bound")) EXPECT_LE(lb_f->cost + chain->cost, e - b) << findings_text(found);
+      if (const ttap::RuleFinding* lb_f = find(found, "launch_bound")) {
+        EXPECT_LE(lb_f->cost + chain->cost, e - b) << findings_text(found);
+      }
     }
   EXPECT_EQ(windows, 2u);
 }
@@ -111,7 +115,9 @@ TEST(LaunchCauseRules, GpuIdleWhileTheHostConvertsAMemoryFormatIsLayoutConversio
     const auto all = l.engine->detect(wb, we);
     const ttap::RuleFinding* layout = find(all, "layout_conversion");
     const ttap::RuleFinding* lb = find(all, "launch_bound");
-    if (layout && lb) EXPECT_LE(layout->cost + lb->cost, we - wb) << wb << "\n" << findings_text(all);
+    if (layout && lb) {
+      EXPECT_LE(layout->cost + lb->cost, we - wb) << wb << "\n" << findings_text(all);
+    }
   }
 }
 

@@ -105,7 +105,9 @@ TEST(OneTimeCapture, XditCaptureIdleIsOneTimeWhileItsSyncsStillGate) {
       EXPECT_FALSE(g.one_time) << groups_text(r);
       EXPECT_EQ(g.severity, ttap::Severity::warning) << groups_text(r);
     }
-    if (g.id == "gpu_idle" && !g.one_time) EXPECT_LT(g.share, 0.05) << "outside capture the idle is small\n" << groups_text(r);
+    if (g.id == "gpu_idle" && !g.one_time) {
+      EXPECT_LT(g.share, 0.05) << "outside capture the idle is small\n" << groups_text(r);
+    }
   }
   EXPECT_TRUE(capture_idle) << "the capture's idle is reported, as one-time\n" << groups_text(r);
   EXPECT_TRUE(sync) << groups_text(r);
