@@ -296,27 +296,21 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     const EventId partner = round_trip_partner(ix, g);
     if (partner == kNoEvent) continue;
     int64_t idle = 0;
-    const EventId s = sync_completing(ix, g);
-    if (s != kNoEvent) {
-      // Until the host launches again, unless it works long after the sync returns: that
-      // idle is the work's, as with host_sync (host_works_after).
-      const int64_t drained = ix.drained_during(s);
-      const int64_t resume = host_works_after(ix, s) ? t.end(s) : ix.resume_after(t.end(s));
-      for (auto iv : uncovered(ix.busy, std::max({drained, ix.gpu_first, begin}), std::min({resume, ix.gpu_last, end}))) {
+    // The GPU idle in the range from `from` until the host, back from `e`, launches again,
+    // unless it works long first: that idle is the work's, as with host_sync (host_works_after).
+    auto take_idle_until_resume = [&](int64_t from, EventId e) {
+      const int64_t resume = host_works_after(ix, e) ? t.end(e) : ix.resume_after(t.end(e));
+      for (auto iv : uncovered(ix.busy, std::max({from, ix.gpu_first, begin}), std::min({resume, ix.gpu_last, end}))) {
         idle += iv.second - iv.first;
         idle_ivs.push_back(iv);
       }
-    }
+    };
+    const EventId s = sync_completing(ix, g);
+    if (s != kNoEvent) take_idle_until_resume(ix.drained_during(s), s);
     // The host inside the copy's own op (a pageable copy returns only once the bytes have
     // moved, and .to("cpu") waits for the queue ahead of it): the GPU idle until the host
     // launches again is the round trip's too.
-    if (const EventId op = ix.enclosing_op(g); op != kNoEvent)
-      for (auto iv : uncovered(ix.busy, std::max({t.ts[op], ix.gpu_first, begin}),
-                               std::min({host_works_after(ix, op) ? t.end(op) : ix.resume_after(t.end(op)),
-                                         ix.gpu_last, end}))) {
-        idle += iv.second - iv.first;
-        idle_ivs.push_back(iv);
-      }
+    if (const EventId op = ix.enclosing_op(g); op != kNoEvent) take_idle_until_resume(t.ts[op], op);
     const bool waits_here = s != kNoEvent && overlap(t.ts[s], t.end(s), begin, end) > 0;
     if (waits_here && (waiting == kNoEvent || t.dur[s] > t.dur[waiting])) waiting = s;
     const int64_t here = overlap(t.ts[g], t.end(g), begin, end);
