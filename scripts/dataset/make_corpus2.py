@@ -18,7 +18,13 @@ kept out of data/ (its val and test backgrounds and files stay exactly as they a
   make_corpus2.py --out /tmp/ttap-bench-x-extra --work /tmp/build-dataset-xe \
       --splits train --per-background 16 --plan-seed 5151 --tag xe
 A different --plan-seed gives other crops, patterns, sizes and positions; --tag names the
-files apart from the committed set's (x_...)."""
+files apart from the committed set's (x_...).
+
+Real GPU recordings made for ttap as further train backgrounds (the good traces of a
+workload-zoo batch, scripts/dataset/make_gpu_zoo.py; models/MODEL_CARD.md, seventh round):
+  make_corpus2.py --out /tmp/ttap-bench-xz --work /tmp/build-dataset-xz --zoo-backgrounds \
+      /work/gpuzoo/dev/manifest.jsonl --per-background 12 --plan-seed 7373 --tag xz
+Only that batch's good traces are used, all as train; the public backgrounds are skipped."""
 
 import argparse
 import json
@@ -68,21 +74,36 @@ BACKGROUNDS = {
 }
 
 
-def applicable(name):
-    hw, task, model, mode, dist, split = BACKGROUNDS[name]
+def zoo_backgrounds(manifest):
+    """The good traces of a workload-zoo batch as train backgrounds: file -> (path, fields)."""
+    found = {}
+    with open(manifest) as f:
+        for raw in f:
+            line = json.loads(raw)
+            if line["label"] != "good":
+                continue
+            path = os.path.join(os.path.dirname(os.path.abspath(manifest)), line["trace"])
+            found[os.path.basename(path)] = (path, (line["hardware"], line["task"], line["model"], line["mode"],
+                                                    False, "train"))
+    return found
+
+
+def applicable(fields):
+    hw, task, model, mode, dist, split = fields
     return [p for p in inject2.PATTERNS
             if (dist or p not in inject2.COMM) and (mode == "train" or p not in inject2.TRAIN_ONLY)]
 
 
-def plan(per_background, seed=4242):
+def plan(per_background, seed=4242, backgrounds=None):
+    backgrounds = backgrounds if backgrounds is not None else BACKGROUNDS
     rng = random.Random(seed)
     items = []
-    for name in BACKGROUNDS:
+    for name in backgrounds:
         for i in range(per_background):
             # about a quarter good (the first of each background always), else 1-3 patterns
             r = rng.random()
             k = 0 if (i == 0 or r < 0.2) else 1 if r < 0.55 else 2 if r < 0.85 else 3
-            items.append((name, i, rng.sample(applicable(name), k), rng.randrange(1 << 30)))
+            items.append((name, i, rng.sample(applicable(backgrounds[name]), k), rng.randrange(1 << 30)))
     return items
 
 
@@ -95,16 +116,25 @@ def main(argv=None):
     ap.add_argument("--splits", help="comma-separated splits whose backgrounds to use (default: all)")
     ap.add_argument("--plan-seed", type=int, default=4242, help="seed of the plan (4242: data/ttap-bench-x)")
     ap.add_argument("--tag", default="x", help="file name prefix (x: data/ttap-bench-x)")
+    ap.add_argument("--zoo-backgrounds", metavar="MANIFEST",
+                    help="use the good traces of this workload-zoo manifest as train backgrounds instead")
     a = ap.parse_args(argv)
+    if a.zoo_backgrounds:
+        zoo = zoo_backgrounds(a.zoo_backgrounds)
+        backgrounds = {name: fields for name, (_, fields) in zoo.items()}
+        source_of = {name: path for name, (path, _) in zoo.items()}
+    else:
+        backgrounds = BACKGROUNDS
+        source_of = {name: os.path.join(PUBLIC, name) for name in BACKGROUNDS}
     os.makedirs(os.path.join(a.out, "traces"), exist_ok=True)
     os.makedirs(os.path.join(a.work, "lines"), exist_ok=True)
     only = set(a.only.split(",")) if a.only else None
     splits = set(a.splits.split(",")) if a.splits else None
     log = open(os.path.join(a.work, "build.log"), "a")
-    for name, i, inject, seed in plan(a.per_background, a.plan_seed):
+    for name, i, inject, seed in plan(a.per_background, a.plan_seed, backgrounds):
         if only and name not in only:
             continue
-        hw, task, model, mode, dist, split = BACKGROUNDS[name]
+        hw, task, model, mode, dist, split = backgrounds[name]
         if splits and split not in splits:
             continue
         stem = name.split(".")[0]
@@ -117,7 +147,7 @@ def main(argv=None):
         fields = None
         for attempt in range(4):  # a plan that finds no room (tiny traces) is retried with another seed
             try:
-                fields = inject2.make(os.path.join(PUBLIC, name), out, inject, seed + attempt)
+                fields = inject2.make(source_of[name], out, inject, seed + attempt)
                 break
             except ValueError as err:
                 log.write(f"{tag}: attempt {attempt}: {err}\n")
