@@ -11,7 +11,4 @@ namespace ttap {
 // statistic with ties counted half. NaN when either class is absent.
 double auc_roc(const std::vector<double>& scores, const std::vector<uint8_t>& labels);
 
-// Indices of the k highest scores, highest first (ties by lower index).
-std::vector<size_t> top_k(const std::vector<double>& scores, size_t k);
-
 }  // namespace ttap

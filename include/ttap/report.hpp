@@ -201,6 +201,7 @@ struct TraceReport {
 struct ReportSettings {  // what shaped the report, echoed in JSON
   int windows = 100;
   int top_k = 5;
+  int flag_spacing = 0;  // flagged windows at least this many apart (0: the plain top k, as reports made before it)
   std::string scorer;
   std::string fail_on;               // none|warning|error
   std::optional<double> fail_score;

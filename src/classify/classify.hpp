@@ -36,6 +36,7 @@ std::string_view fail_on_name(FailOn f);
 struct AnalyzeSettings {
   int windows = 100;
   int top_k = 5;
+  int flag_spacing = kFlagSpacing;  // flagged windows at least this many windows apart (flag_windows)
   ScoreOptions score;
   LlmConfig llm;
   std::vector<Ignore> ignores;

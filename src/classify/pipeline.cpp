@@ -17,20 +17,6 @@ namespace ttap {
 
 namespace {
 
-// The k highest-scoring windows with a score above zero, best first (ties: earlier first).
-std::vector<size_t> top_windows(const std::vector<double>& scores, int k) {
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  std::vector<size_t> out;
-  for (size_t i : order) {
-    if (static_cast<int>(out.size()) >= k || !(scores[i] > 0)) break;
-    out.push_back(i);
-  }
-  return out;
-}
-
-
 // The rule detectors across the whole steady state catch what is spread too thin for any
 // one window to show: the eager inference step whose GPU idles 80% in short gaps across a
 // hundred 79 us windows, or a pattern the top-k windows happened to miss. Only findings that cost at
@@ -102,7 +88,8 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
                          busy[i], false});
   if (windows.empty()) r.warnings.push_back("no events to cut into windows: nothing to score");
 
-  const std::vector<size_t> top = top_windows(scores.window, settings.top_k);
+  const std::vector<size_t> top = flag_windows(scores.window, static_cast<size_t>(std::max(settings.top_k, 0)),
+                                                static_cast<size_t>(std::max(settings.flag_spacing, 0)), true);
   std::vector<LlmWindow> asked;
   for (size_t i : top) asked.push_back({windows[i].begin, windows[i].end, rules.detect(windows[i].begin, windows[i].end)});
   std::vector<LlmVerdict> verdicts;

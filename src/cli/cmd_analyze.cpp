@@ -107,6 +107,7 @@ AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<Anal
   const AnalyzeConfig& cfg = c ? *c : empty;
   s.windows = pick(o.windows, cfg.windows, 100);
   s.top_k = pick(o.top_k, cfg.top_k, 5);
+  s.flag_spacing = o.flag_spacing.value_or(kFlagSpacing);
   scorer_name = pick(o.scorer, cfg.scorer, std::string("model"));
   s.score.scorer = parse_scorer(scorer_name).value_or(Scorer::model);  // the CLI and the config checked the name
   s.score.model = pick(o.model, cfg.model, std::string());
@@ -271,7 +272,7 @@ int run_analyze(const AnalyzeOptions& o) {
   Report report;
   report.warnings = inputs.warnings;
   report.tool_version = std::string(version());
-  report.settings = {settings.windows, settings.top_k, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
+  report.settings = {settings.windows, settings.top_k, settings.flag_spacing, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
                      settings.fail_savings, o.baseline, o.regress, settings.llm.enabled(), config ? config->path : std::string()};
   const std::vector<TraceReport> baseline = o.baseline.empty() ? std::vector<TraceReport>{} : load_baseline(o.baseline, settings);
   if (settings.llm.enabled() && settings.llm.api_key.empty())

@@ -41,7 +41,8 @@ struct Sample {
   std::vector<std::vector<std::string>> llm_predicted;  // per window: the LLM's ids for flagged positive windows
   std::vector<uint8_t> llm_asked;                       // per window: the LLM was asked (its answer may be empty)
   size_t llm_failed = 0;
-  std::vector<uint8_t> range_localized;  // per labeled range: overlaps a top-k window
+  std::vector<uint8_t> range_localized;  // per labeled range: overlaps a flagged window
+  std::vector<uint8_t> range_in_top_k;   // per labeled range: overlaps one of the plain top k (no spacing)
 };
 
 struct IdStats {
@@ -55,7 +56,7 @@ struct Group {
   std::vector<uint8_t> trace_labels, window_labels;
   // classified: the flagged positive windows (every one counts; silence is a miss);
   // covered: those where analyze reports any finding.
-  size_t ranges = 0, localized = 0, classified = 0, correct = 0, covered = 0, costliest_correct = 0;
+  size_t ranges = 0, localized = 0, in_top_k = 0, classified = 0, correct = 0, covered = 0, costliest_correct = 0;
   // llm_correct: a labeled id among the LLM's ids; llm_first_correct: the id it names
   // first is labeled (the stricter count, comparable with the rules' first-named id).
   size_t llm_classified = 0, llm_correct = 0, llm_first_correct = 0, llm_failed = 0;
@@ -71,6 +72,7 @@ Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOp
   AnalyzeSettings settings;
   settings.windows = o.windows;
   settings.top_k = o.top_k;
+  settings.flag_spacing = o.flag_spacing;
   settings.score = so;
   settings.fail_on = FailOn::none;
   const TraceReport r = analyze_trace(l.trace, l.tree, settings);
@@ -87,9 +89,11 @@ Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOp
   s.window_ids = window_label_ids(windows, e.ranges);
   s.predicted.assign(windows.size(), "");
   s.costliest.assign(windows.size(), "");
-  // Localization and classification use the k highest windows, zero scores included (a
-  // rules-scored window with no finding is silence, and silence is a miss).
-  const std::vector<size_t> flagged = top_k(s.window_scores, static_cast<size_t>(o.top_k));
+  // Localization and classification use the flagged windows as analyze picks them, zero
+  // scores included (a rules-scored window with no finding is silence, and silence is a miss).
+  const auto k = static_cast<size_t>(o.top_k);
+  const std::vector<size_t> flagged = flag_windows(s.window_scores, k, static_cast<size_t>(o.flag_spacing), false);
+  const std::vector<size_t> top = flag_windows(s.window_scores, k, 0, false);
   for (size_t w : flagged) {
     if (!s.window_labels[w]) continue;
     const auto fw = std::find_if(r.flagged.begin(), r.flagged.end(),
@@ -121,10 +125,13 @@ Sample evaluate_trace(const DatasetEntry& e, const EvalOptions& o, const ScoreOp
       else ++s.llm_failed, warning = "LLM: " + verdicts[i].error;
     }
   }
+  const auto overlaps_any = [&](const std::vector<size_t>& picked, const LabeledRange& range) {
+    return std::any_of(picked.begin(), picked.end(),
+                       [&](size_t w) { return windows[w].begin <= range.end && range.begin < windows[w].end; });
+  };
   for (const LabeledRange& range : e.ranges) {
-    bool hit = false;
-    for (size_t w : flagged) hit = hit || (windows[w].begin <= range.end && range.begin < windows[w].end);
-    s.range_localized.push_back(hit);
+    s.range_localized.push_back(overlaps_any(flagged, range));
+    s.range_in_top_k.push_back(overlaps_any(top, range));
   }
   return s;
 }
@@ -166,6 +173,7 @@ void add(Group& g, const Sample& s) {
     st.localized += s.range_localized[i];
     ++g.ranges;
     g.localized += s.range_localized[i];
+    g.in_top_k += s.range_in_top_k[i];
   }
 }
 
@@ -290,18 +298,19 @@ int run_eval(const EvalOptions& o) {
   if (!warning.empty()) spdlog::warn("{}", warning);
 
   std::string out;
-  const std::string rule = fmt::format("a window is positive when a labeled range covers >= {:.0f}% of it; top-k = {}",
-                                       kPositiveWindowShare * 100, o.top_k);
+  const std::string rule =
+      fmt::format("a window is positive when a labeled range covers >= {:.0f}% of it; top-k = {}, flagged windows >= {} apart",
+                  kPositiveWindowShare * 100, o.top_k, o.flag_spacing);
   if (o.format == "json") {
     out = fmt::format("{{\"schema\": \"ttap.eval/1\", \"dataset\": \"{}\", \"scorer\": \"{}\", \"windows\": {}, \"top_k\": {}, "
-                      "\"window_rule\": \"{}\", \"failed\": {}, \"groups\": {{",
-                      o.dataset, o.scorer, o.windows, o.top_k, rule, failed);
+                      "\"flag_spacing\": {}, \"window_rule\": \"{}\", \"failed\": {}, \"groups\": {{",
+                      o.dataset, o.scorer, o.windows, o.top_k, o.flag_spacing, rule, failed);
     bool first = true;
     for (const std::string& name : order) {
       if (!groups.count(name)) continue;
       const Group& g = groups[name];
       out += fmt::format("{}\"{}\": {{\"traces\": {}, \"bad\": {}, \"trace_auc\": {}, \"windows\": {}, \"positive_windows\": {}, "
-                         "\"window_auc\": {}, \"localization\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
+                         "\"window_auc\": {}, \"localization\": {}, \"localization_top_k\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
                          "\"finding_coverage\": {}, \"costliest_accuracy\": {}, \"trace_auc_recoverable\": {}, "
                          "\"llm_classification_accuracy\": {}, \"llm_first_accuracy\": {}, \"llm_classified\": {}, \"llm_failed\": {}, "
                          "\"ids\": {{",
@@ -309,7 +318,7 @@ int run_eval(const EvalOptions& o) {
                          std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), num(auc_roc(g.trace_scores, g.trace_labels)),
                          g.window_scores.size(), std::count(g.window_labels.begin(), g.window_labels.end(), 1),
                          num(auc_roc(g.window_scores, g.window_labels)), num(ratio(g.localized, g.ranges)),
-                         num(ratio(g.correct, g.classified)), g.classified, num(ratio(g.covered, g.classified)),
+                         num(ratio(g.in_top_k, g.ranges)), num(ratio(g.correct, g.classified)), g.classified, num(ratio(g.covered, g.classified)),
                          num(ratio(g.costliest_correct, g.classified)), num(auc_roc(g.trace_recoverable, g.trace_labels)),
                          num(ratio(g.llm_correct, g.llm_classified)), num(ratio(g.llm_first_correct, g.llm_classified)),
                          g.llm_classified, g.llm_failed);

@@ -9,6 +9,7 @@
 
 #include "ttap/load.hpp"
 #include "ttap/report.hpp"
+#include "ttap/scoring.hpp"
 #include "ttap/trace.hpp"
 #include "ttap/tree.hpp"
 
@@ -61,6 +62,7 @@ struct EvalOptions {
   int windows = 100;
   int max_events = 128;
   int top_k = 5;
+  int flag_spacing = kFlagSpacing;  // flagged windows at least this many apart (flag_windows)
   std::string model;
   std::string device = "auto";
   int threads = 0;
@@ -87,6 +89,7 @@ struct AnalyzeOptions {
   double regress = 10;              // --regress PCT
   bool details = false;             // --details (text)
   std::optional<int> top_k;
+  std::optional<int> flag_spacing;
   std::optional<int> windows;
   std::optional<std::string> scorer;
   std::optional<std::string> model;

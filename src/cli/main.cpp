@@ -122,6 +122,8 @@ int dispatch(int argc, char** argv) {
   eval_cmd->add_option("--windows", eval.windows, "Windows per trace")->check(CLI::Range(1, 100000));
   eval_cmd->add_option("--max-events", eval.max_events, "Events kept per window")->check(CLI::Range(1, 100000));
   eval_cmd->add_option("--top-k", eval.top_k, "Windows per trace that count as flagged (localization)")->check(CLI::Range(1, 100000));
+  eval_cmd->add_option("--flag-spacing", eval.flag_spacing, "Flagged windows lie at least this many windows apart (0 or 1: the plain top k)")
+      ->check(CLI::Range(0, 100000));
   eval_cmd->add_option("--model", eval.model, "Model file or folder (default: searched)");
   eval_cmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   eval_cmd->add_option("--threads", eval.threads, "libtorch threads (0 = its default)")->check(CLI::Range(0, 1024));
@@ -157,6 +159,9 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6));
   analyze_cmd->add_flag("--details", analyze.details, "Text: also every flagged window's findings");
   analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));
+  analyze_cmd->add_option("--flag-spacing", analyze.flag_spacing,
+                          fmt::format("Flagged windows lie at least this many windows apart (default {}; 0 or 1: the plain top k)", ttap::kFlagSpacing))
+      ->check(CLI::Range(0, 10000));
   analyze_cmd->add_option("--windows", analyze.windows, "Windows per trace (default 100)")->check(CLI::Range(1, 100000));
   analyze_cmd->add_option("--scorer", analyze.scorer, "model (default), rules, cluster or hybrid")->check(CLI::IsMember({"model", "rules", "cluster", "hybrid"}));
   analyze_cmd->add_option("--model", analyze.model, "Detector model file or folder (default: search models/)");

@@ -31,14 +31,4 @@ double auc_roc(const std::vector<double>& scores, const std::vector<uint8_t>& la
   return (rank_sum - p * (p + 1) / 2.0) / (p * n);
 }
 
-std::vector<size_t> top_k(const std::vector<double>& scores, size_t k) {
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), 0);
-  k = std::min(k, order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                    [&](size_t a, size_t b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a < b; });
-  order.resize(k);
-  return order;
-}
-
 }  // namespace ttap

@@ -120,9 +120,9 @@ std::string render_analyze_json(const Report& report) {
   const Counts c = count(report);
   const ReportSettings& s = report.settings;
   return fmt::format(
-      R"({{"schema":"ttap.analyze/2","tool":{{"name":"ttap","version":{}}},"settings":{{"windows":{},"top_k":{},"scorer":{},"fail_on":{},"fail_score":{},"fail_savings":{},"baseline":{},"regress":{},"llm":{},"config":{}}},"summary":{{"traces":{},"clean":{},"flagged":{},"errors":{},"gate_failed":{},"findings":{},"window_findings":{},"baseline":{}}},"warnings":{},"traces":{}}})"
+      R"({{"schema":"ttap.analyze/2","tool":{{"name":"ttap","version":{}}},"settings":{{"windows":{},"top_k":{},"flag_spacing":{},"scorer":{},"fail_on":{},"fail_score":{},"fail_savings":{},"baseline":{},"regress":{},"llm":{},"config":{}}},"summary":{{"traces":{},"clean":{},"flagged":{},"errors":{},"gate_failed":{},"findings":{},"window_findings":{},"baseline":{}}},"warnings":{},"traces":{}}})"
       "\n",
-      json_string(report.tool_version), s.windows, s.top_k, json_string(s.scorer), json_string(s.fail_on), s.fail_score ? num(*s.fail_score) : "null",
+      json_string(report.tool_version), s.windows, s.top_k, s.flag_spacing, json_string(s.scorer), json_string(s.fail_on), s.fail_score ? num(*s.fail_score) : "null",
       s.fail_savings ? num(*s.fail_savings) : "null", s.baseline.empty() ? "null" : json_string(s.baseline), num(s.regress), boolean(s.llm),
       s.config.empty() ? "null" : json_string(s.config), report.traces.size(), c.clean, c.flagged, c.errors, c.gate_failed, c.findings,
       c.window_findings,

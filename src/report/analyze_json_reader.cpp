@@ -285,6 +285,7 @@ Report read_report(element doc, const std::string& where) {
   const object s = rd.obj(rd.member(o, "settings"), "settings");
   r.settings.windows = static_cast<int>(rd.i64(s, "windows"));
   r.settings.top_k = static_cast<int>(rd.i64(s, "top_k"));
+  if (rd.has(s, "flag_spacing")) r.settings.flag_spacing = static_cast<int>(rd.i64(s, "flag_spacing"));
   r.settings.scorer = rd.str(s, "scorer");
   r.settings.fail_on = rd.str(s, "fail_on");
   if (rd.has(s, "fail_score")) r.settings.fail_score = rd.num(s, "fail_score");

@@ -12,7 +12,7 @@ namespace ttap {
 namespace {
 
 bool same_settings(const ReportSettings& a, const ReportSettings& b) {
-  return a.windows == b.windows && a.top_k == b.top_k && a.scorer == b.scorer && a.fail_on == b.fail_on && a.fail_score == b.fail_score &&
+  return a.windows == b.windows && a.top_k == b.top_k && a.flag_spacing == b.flag_spacing && a.scorer == b.scorer && a.fail_on == b.fail_on && a.fail_score == b.fail_score &&
          a.fail_savings == b.fail_savings && a.llm == b.llm;
 }
 
