@@ -2,9 +2,11 @@
 // of scalar uploads keeps the GPU waiting while the host makes and copies one value after
 // another, and that idle is small_transfers', not "GPU idle that no specific pattern
 // explains"; a copy that starts late on a GPU that does nothing meanwhile did not wait behind
-// a queue.
+// a queue; and a range where the host is inside the `.to()` of an offload round trip, before
+// its copy is issued, is the round trip's.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,37 @@ TEST(CopyCauseRules, AScalarUploadBurstOwnsTheIdleItHoldsUp) {
     }
   }
   EXPECT_GE(judged, 3u);
+}
+
+// SGLang decode on MI300X, an injector-2 crop (data/ttap-bench-x, val split): an activation
+// goes to pinned host memory and comes back (454 KB each way). The GPU ran dry before the
+// host entered the first aten::to; the host then spends ~6 us in aten::to and _to_copy
+// before aten::copy_ issues the DtoH copy. The trace's 4.2 us windows there were silent:
+// offload_pingpong judged copies that start, or whose copy_ runs, in the range.
+TEST(CopyCauseRules, InsideTheToOfARoundTripBeforeItsCopy) {
+  namespace fs = std::filesystem;
+  const std::string path =
+      std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench-x/traces/x_tracelens_sglang_decode_bs32_02.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is missing";
+  const Loaded& l = ttap::rules_support::load(path);
+  const ttap::Trace& t = l.trace;
+  ttap::EventId to = ttap::kNoEvent, copy = ttap::kNoEvent;
+  for (ttap::EventId e = 0; e < t.size() && copy == ttap::kNoEvent; ++e) {
+    if (t.name_of(e) != "aten::to") continue;
+    for (ttap::EventId c : l.tree.children(e))
+      if (t.name_of(c) == "aten::_to_copy")
+        for (ttap::EventId cc : l.tree.children(c))
+          if (t.name_of(cc) == "aten::copy_") to = e, copy = cc;
+  }
+  ASSERT_NE(copy, ttap::kNoEvent);
+  // From inside the .to() to copy_'s start.
+  const auto found = l.engine->detect(t.ts[to] + 500, t.ts[copy]);
+  ASSERT_FALSE(found.empty()) << "silent inside the .to()";
+  EXPECT_EQ(found.front().id, "offload_pingpong") << findings_text(found);
+  EXPECT_TRUE(evidence_has(found.front(), "Memcpy DtoH (Device -> Pinned) 454.2 KB (20 us) and back")) << findings_text(found);
+  EXPECT_TRUE(evidence_has(found.front(), "while the host issues these copies and waits for them to land"))
+      << findings_text(found);
+  EXPECT_LE(found.front().cost, t.ts[copy] - t.ts[to] - 500) << findings_text(found);
 }
 
 }  // namespace

@@ -310,6 +310,19 @@ EventId sync_completing(const RuleIndex& ix, EventId g) {
   return kNoEvent;
 }
 
+namespace {
+// The op the user called for a copy: from aten::copy_ up through aten::_to_copy and aten::to
+// (`.to()`, `.cpu()`, `.cuda()`), kNoEvent for kNoEvent.
+EventId outermost_copy_op(const RuleIndex& ix, EventId op) {
+  while (op != kNoEvent) {
+    const EventId p = ix.tree.parent(op);
+    if (p == kNoEvent || ix.t.category[p] != Category::CpuOp || !ix.has(p, kCastOp)) break;
+    op = p;
+  }
+  return op;
+}
+}  // namespace
+
 void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   // A round trip is longer than a window: a large copy is part of one when a copy of the
@@ -336,6 +349,19 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
               std::find(candidates.begin(), candidates.end(), g) == candidates.end())
             candidates.push_back(g);
   });
+  // And the copies of a `.to()` the host is inside in the range, before its copy is issued.
+  ix.cpu_ops.each_overlapping(t, begin, end, [&](EventId op) {
+    if (!ix.has(op, kCastOp) || t.end(op) <= end) return;
+    std::vector<EventId> todo(ix.tree.children(op).begin(), ix.tree.children(op).end());
+    while (!todo.empty()) {
+      const EventId e = todo.back();
+      todo.pop_back();
+      if (t.category[e] == Category::GpuMemcpy && ix.on_primary(e) && bytes_of(t, e) >= kSmallCopyBytes &&
+          std::find(candidates.begin(), candidates.end(), e) == candidates.end())
+        candidates.push_back(e);
+      for (EventId c : ix.tree.children(e)) todo.push_back(c);
+    }
+  });
   for (EventId g : candidates) {
     const EventId partner = round_trip_partner(ix, g);
     if (partner == kNoEvent) continue;
@@ -353,8 +379,10 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     if (s != kNoEvent) take_idle_until_resume(ix.drained_during(s), s);
     // The host inside the copy's own op (a pageable copy returns only once the bytes have
     // moved, and .to("cpu") waits for the queue ahead of it): the GPU idle until the host
-    // launches again is the round trip's too.
-    if (const EventId op = ix.enclosing_op(g); op != kNoEvent) take_idle_until_resume(t.ts[op], op);
+    // launches again is the round trip's too, from when the host entered the call the user
+    // made (aten::to, whose _to_copy allocates the destination before copy_ issues the copy).
+    if (const EventId op = outermost_copy_op(ix, ix.enclosing_op(g)); op != kNoEvent)
+      take_idle_until_resume(t.ts[op], op);
     const bool waits_here = s != kNoEvent && overlap(t.ts[s], t.end(s), begin, end) > 0;
     if (waits_here && (waiting == kNoEvent || t.dur[s] > t.dur[waiting])) waiting = s;
     const int64_t here = overlap(t.ts[g], t.end(g), begin, end);
@@ -384,8 +412,8 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
                                    dur_text(t.dur[g]), t.name_of(p), bytes_text(bytes_of(t, p)), dur_text(t.dur[p]),
                                    dur_text(std::llabs(t.ts[p] - t.ts[g]))));
   if (idle > 0)
-    f.evidence.push_back(fmt::format("GPU idle {} in the range after the host waits for these copies to land, until "
-                                     "it launches again ({} of the range)",
+    f.evidence.push_back(fmt::format("GPU idle {} in the range while the host issues these copies and waits for them "
+                                     "to land, until it launches again ({} of the range)",
                                      dur_text(idle), pct_text(static_cast<double>(idle) / range)));
   if (waiting != kNoEvent && (t.ts[waiting] < begin || t.end(waiting) > end))
     f.evidence.push_back(fmt::format("the host waits in {} of {} across the range ({}{} to {}{} of the range start) for "
