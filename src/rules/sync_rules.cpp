@@ -323,8 +323,13 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     idle_ivs.insert(idle_ivs.end(), caused.begin(), caused.end());
   });
   std::vector<EventId> cache_calls;
+  // An empty_cache that begins in the range, or that the host is in while the GPU idles there
+  // (a range inside the hipFree calls it makes).
   ix.empty_cache.each_overlapping(t, begin, end, [&](EventId e) {
-    if (t.ts[e] >= begin && ix.after_warmup(e)) cache_calls.push_back(e);
+    if (!ix.after_warmup(e)) return;
+    if (t.ts[e] >= begin ||
+        !uncovered(ix.busy, std::max({begin, t.ts[e], ix.gpu_first}), std::min({end, t.end(e), ix.gpu_last})).empty())
+      cache_calls.push_back(e);
   });
   if (cache_calls.empty() && (calls.empty() || (static_cast<int>(calls.size()) < kMinAllocCalls && total < kLongAllocCall)))
     return;
@@ -374,7 +379,8 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     f.evidence.push_back(top_op.empty() ? fmt::format("most allocator time outside any op ({})", dur_text(top_ns))
                                         : fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
   if (!cache_calls.empty())
-    f.evidence.push_back(fmt::format("torch.cuda.empty_cache called {} times in the steady state", cache_calls.size()));
+    f.evidence.push_back(fmt::format("torch.cuda.empty_cache runs in the range after warm-up ({})",
+                                     count_text(cache_calls.size(), "call")));
   f.locations = user_locations(ix, f.events);
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
   f.fix = !cache_calls.empty()
