@@ -90,4 +90,32 @@ TEST(ReadStallRules, AShortRangeInsideTheWaitAfterASyncNamesIt) {
   EXPECT_GE(inside, 5u);
 }
 
+// The same recording's NaN check, `if torch.isnan(loss).any(): raise ...`: the sync sits under
+// aten::is_nonzero > aten::item > aten::_local_scalar_dense. The fix named the innermost op
+// ("aten::_local_scalar_dense copies a device value to the host"); it now names the Python
+// condition the user wrote and a device-side check that exists (torch._assert_async).
+TEST(ReadStallRules, ANanCheckIsNamedForTheConditionItIs) {
+  const Loaded& l = ttap::rules_support::load(ttap::test::data("gpu_zoo/gpuzoo_0048_resnet18_train.json.gz"));
+  const ttap::Trace& t = l.trace;
+  size_t checks = 0, items = 0;
+  for (ttap::EventId e = 0; e < t.size(); ++e) {
+    const bool check = t.name_of(e) == "aten::is_nonzero";
+    const bool item = t.name_of(e) == "aten::item" && t.category[l.tree.parent(e)] != ttap::Category::CpuOp;
+    if ((!check && !item) || t.ts[e] < l.begin || t.end(e) > l.end) continue;
+    const auto found = l.engine->detect(t.ts[e], t.end(e));
+    const ttap::RuleFinding* f = find_id(found, "host_sync");
+    if (f == nullptr) continue;
+    if (check) {
+      ++checks;
+      EXPECT_NE(f->fix.find("a Python condition on a device tensor"), std::string::npos) << f->fix;
+      EXPECT_NE(f->fix.find("torch._assert_async(~torch.isnan(t).any())"), std::string::npos) << f->fix;
+    } else {
+      ++items;
+      EXPECT_EQ(f->fix.rfind("aten::item copies a device value to the host", 0), 0u) << f->fix;
+    }
+  }
+  EXPECT_GE(checks, 1u);
+  EXPECT_GE(items, 1u);
+}
+
 }  // namespace

@@ -102,12 +102,22 @@ struct SyncCase {
   EventId op;      // enclosing cpu_op, or kNoEvent
   int64_t idle;    // GPU idle it caused in the range
   int64_t whole_idle;  // GPU idle it caused in all, also outside the range
+  EventId read = kNoEvent;  // the outermost op of the value read around it (value_read_op)
 };
 
 std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector<CodeLocation>& locs) {
   const std::string where = at_text(locs);
-  const std::string_view op = top.op == kNoEvent ? std::string_view{} : ix.t.name_of(top.op);
+  // The op the user called (aten::item, not the _local_scalar_dense inside it), when a value is read.
+  const std::string_view op = top.read != kNoEvent ? ix.t.name_of(top.read)
+                              : top.op == kNoEvent ? std::string_view{}
+                                                   : ix.t.name_of(top.op);
   const std::string_view call = ix.t.name_of(top.call);
+  // `if tensor:` / `if t.any():` in Python: the host waits to branch on a device value.
+  if (op == "aten::is_nonzero")
+    return fmt::format("a Python condition on a device tensor (`if t:`, `if t.any():`; aten::is_nonzero{}) waits for "
+                       "the GPU to evaluate it: check it on the device instead (a NaN guard: "
+                       "torch._assert_async(~torch.isnan(t).any())), or only every N steps",
+                       where);
   if (op == "aten::item" || op == "aten::_local_scalar_dense" || op == "aten::is_nonzero" || op == "aten::equal")
     return fmt::format("{}{} copies a device value to the host each time: keep the value on the device (accumulate "
                        "metrics in a tensor) and read it every N steps, or copy with .to('cpu', non_blocking=True) into "
@@ -195,7 +205,7 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     if (caused == 0 && t.end(s) <= begin) return;
     blocked += t.dur[s];
     idle += caused;
-    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused, whole});
+    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused, whole, read});
   });
   // Several syncs may be followed by the same idle: count it once.
   idle_ivs = merge_intervals(std::move(idle_ivs));
