@@ -92,4 +92,28 @@ TEST(CopyCauseRules, InsideTheToOfARoundTripBeforeItsCopy) {
   EXPECT_LE(found.front().cost, t.ts[copy] - t.ts[to] - 500) << findings_text(found);
 }
 
+// vLLM piecewise graph replay on MI300X, an injector-2 crop (data/ttap-bench-x, val split):
+// 32 small uploads of 46 KB in all, one after another, each ending a GPU idle gap as it
+// arrives. small_transfers and launch_bound both counted those gaps (676 us and 691 us of
+// one 748 us window); the gaps are the copies', and launch_bound keeps only the others.
+TEST(CopyCauseRules, LaunchBoundLeavesTheGapsTheSmallCopiesEnd) {
+  namespace fs = std::filesystem;
+  const std::string path =
+      std::string(TTAP_SOURCE_DIR) + "/data/ttap-bench-x/traces/x_tracelens_vllm_piecewise_graph_execution_02.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is missing";
+  const Loaded& l = ttap::rules_support::load(path);
+  size_t with_copies = 0;
+  for (auto [b, e] : l.windows) {
+    const auto found = l.engine->detect(b, e);
+    const ttap::RuleFinding* copies = find_id(found, "small_transfers");
+    if (copies == nullptr || copies->cost < (e - b) / 2) continue;
+    ++with_copies;
+    const ttap::RuleFinding* launches = find_id(found, "launch_bound");
+    const int64_t both = copies->cost + (launches == nullptr ? 0 : launches->cost);
+    EXPECT_LE(both, e - b) << findings_text(found);
+    EXPECT_EQ(found.front().id, "small_transfers") << findings_text(found);
+  }
+  EXPECT_GE(with_copies, 1u);
+}
+
 }  // namespace

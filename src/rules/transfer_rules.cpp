@@ -277,6 +277,12 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
     f.spans = idle_ivs;
   }
   out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
+  // The launch gaps that end as one of these copies arrives are theirs too (launch_gaps.cpp):
+  // launch_bound, which runs later, leaves them out rather than count the same idle again.
+  const std::vector<EventId>& copies = f.events;
+  claim_launch_gaps(gaps_caused_by(ix, launch_gaps(ix, begin, end), out,
+                                   [&](size_t k) { return std::find(copies.begin(), copies.end(), ix.gpu[k]) != copies.end(); }),
+                    out);
   out.findings.push_back(std::move(f));
 }
 
