@@ -37,7 +37,7 @@ TEST(RoundTripRules, TheRoundTripsSyncsAndIdleAreOffloadPingpongs) {
       ++offload;
       EXPECT_EQ(&f, &found.front()) << findings_text(found);
       waiting += evidence_has(f, "the host waits in cudaStreamSynchronize of 5.95 ms across the range (");
-      idle_after += evidence_has(f, "in the range after the host waits for these copies to land, until it launches again");
+      idle_after += evidence_has(f, "in the range while the host issues these copies and waits for them to land, until it launches again");
       EXPECT_LE(f.cost, e - b);
     }
   }

@@ -16,6 +16,9 @@ namespace {
 constexpr int64_t kSyncMinDur = 20'000;
 // GPU idle right after a sync below this is noise (one launch latency or two).
 constexpr int64_t kMinIdleAfter = 20'000;
+// A range shorter than kMinIdleAfter times this needs only this fraction of it idle after a
+// stall-sized sync (see detect_host_sync).
+constexpr int64_t kShareOfShortRange = 5;
 // How far back a sync may lie and still explain idle in the range.
 constexpr int64_t kSyncLookback = 10'000'000;
 // Host-blocked time that is worth reporting even when the GPU did not idle afterwards.
@@ -67,17 +70,54 @@ std::vector<Interval> other_host_causes(const RuleIndex& ix, int64_t b, int64_t 
   return merge_intervals(std::move(v));
 }
 
+// The outermost op of a device-value read around a sync: `.item()`, `is_nonzero` (an
+// `if tensor.any():`), `.nonzero()` nest as aten::is_nonzero > aten::item >
+// aten::_local_scalar_dense; kNoEvent when the sync reads no value.
+EventId value_read_op(const RuleIndex& ix, EventId sync) {
+  EventId read = kNoEvent;
+  for (EventId p = ix.tree.parent(sync); p != kNoEvent; p = ix.tree.parent(p)) {
+    if (ix.t.category[p] != Category::CpuOp) continue;
+    if (!ix.has(p, kSyncOp)) break;
+    read = p;
+  }
+  return read;
+}
+
+// When the GPU ran out of the work queued before the host entered `read` (an op that reads
+// a device value): the latest end of what was launched before it, not before `read` begins.
+// GPU idle after that while the host is still in the read (the op's dispatch, its copy
+// call, the sync) is the read's: the host is busy fetching a value, launching nothing.
+int64_t queue_end_before(const RuleIndex& ix, int64_t ts) {
+  int64_t end = ts;
+  const auto [lo, hi] = ix.launch_range(ts - kSyncLookback, ts);
+  for (size_t i = lo; i < hi; ++i) {
+    const EventId g = ix.gpu[ix.launch_gpu[i]];
+    if (ix.on_primary(g)) end = std::max(end, ix.t.end(g));
+  }
+  return end;
+}
+
 struct SyncCase {
   EventId call;
   EventId op;      // enclosing cpu_op, or kNoEvent
   int64_t idle;    // GPU idle it caused in the range
   int64_t whole_idle;  // GPU idle it caused in all, also outside the range
+  EventId read = kNoEvent;  // the outermost op of the value read around it (value_read_op)
 };
 
 std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector<CodeLocation>& locs) {
   const std::string where = at_text(locs);
-  const std::string_view op = top.op == kNoEvent ? std::string_view{} : ix.t.name_of(top.op);
+  // The op the user called (aten::item, not the _local_scalar_dense inside it), when a value is read.
+  const std::string_view op = top.read != kNoEvent ? ix.t.name_of(top.read)
+                              : top.op == kNoEvent ? std::string_view{}
+                                                   : ix.t.name_of(top.op);
   const std::string_view call = ix.t.name_of(top.call);
+  // `if tensor:` / `if t.any():` in Python: the host waits to branch on a device value.
+  if (op == "aten::is_nonzero")
+    return fmt::format("a Python condition on a device tensor (`if t:`, `if t.any():`; aten::is_nonzero{}) waits for "
+                       "the GPU to evaluate it: check it on the device instead (a NaN guard: "
+                       "torch._assert_async(~torch.isnan(t).any())), or only every N steps",
+                       where);
   if (op == "aten::item" || op == "aten::_local_scalar_dense" || op == "aten::is_nonzero" || op == "aten::equal")
     return fmt::format("{}{} copies a device value to the host each time: keep the value on the device (accumulate "
                        "metrics in a tensor) and read it every N steps, or copy with .to('cpu', non_blocking=True) into "
@@ -120,7 +160,10 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   // (the wait of a long queue), as long as the host launched again soon after it returned.
   int64_t from = begin - kSyncLookback;
   for (auto gap : ix.whole_idle_gaps(begin, end, true)) from = std::min(from, gap.first - kSyncLookback);
-  ix.syncs.each_overlapping(t, from, end, [&](EventId s) {
+  // A sync after the range is the range's when the host is already inside its read there.
+  ix.syncs.each_overlapping(t, from, end + kSyncLookback, [&](EventId s) {
+    const EventId read = value_read_op(ix, s);
+    if (t.ts[s] >= end && (read == kNoEvent || t.ts[read] >= end)) return;
     // Under .item()/.nonzero() a sync is the pattern whatever its length: the host reads a
     // device value, and the queue it drained stays empty until the host launches again.
     const EventId op = ix.enclosing_op(s);
@@ -140,7 +183,8 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     if (resume <= begin) return;
     // The sync returns once the queue is empty; gaps while it waits are the queue's own,
     // until the queue runs dry: idle after that while the host still waits is the sync's.
-    const int64_t drained = ix.drained_during(s);
+    int64_t drained = ix.drained_during(s);
+    if (read != kNoEvent) drained = std::min(drained, queue_end_before(ix, t.ts[read]));
     std::vector<Interval> gaps =
         uncovered(ix.busy, std::max(drained, ix.gpu_first), std::min(resume, to_steps_end ? ix.step_last : ix.gpu_last));
     const std::vector<Interval> dl = other_host_causes(ix, t.ts[s], resume);
@@ -161,13 +205,19 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     if (caused == 0 && t.end(s) <= begin) return;
     blocked += t.dur[s];
     idle += caused;
-    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused, whole});
+    cases.push_back({s, reads_value && !ix.has(op, kSyncOp) ? ix.tree.parent(op) : op, caused, whole, read});
   });
   // Several syncs may be followed by the same idle: count it once.
   idle_ivs = merge_intervals(std::move(idle_ivs));
   idle = 0;
   for (auto [b, e] : idle_ivs) idle += e - b;
-  if (cases.empty() || (idle < kMinIdleAfter && blocked < kLongSync)) return;
+  // The stall is judged whole, the range by its part of it: a range shorter than the stall
+  // (a 1.7 us window of a 25 us wait after .nonzero()) holds less than kMinIdleAfter of it
+  // and is still the sync's, when that part is a good share of the range.
+  int64_t whole_idle = 0;
+  for (const SyncCase& c : cases) whole_idle = std::max(whole_idle, c.whole_idle);
+  const bool stalls = whole_idle >= kMinIdleAfter && idle >= std::min(kMinIdleAfter, (end - begin) / kShareOfShortRange);
+  if (cases.empty() || (!stalls && blocked < kLongSync)) return;
 
   std::stable_sort(cases.begin(), cases.end(), [&](const SyncCase& a, const SyncCase& b) {
     return a.idle != b.idle ? a.idle > b.idle : t.dur[a.call] > t.dur[b.call];
@@ -178,7 +228,7 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   f.confidence = confidence_between(static_cast<double>(idle) / range, kSyncFireShare, kSyncStrongShare);
   // The host waited but the GPU never ran dry: a real stall only if work was waiting to be
   // launched, which the trace cannot show.
-  if (idle < kMinIdleAfter) f.confidence = std::min(f.confidence, 0.5);
+  if (!stalls) f.confidence = std::min(f.confidence, 0.5);
   f.cost = idle;
   f.spans = idle_ivs;
   f.begin = t.ts[cases.front().call];
@@ -283,8 +333,13 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     idle_ivs.insert(idle_ivs.end(), caused.begin(), caused.end());
   });
   std::vector<EventId> cache_calls;
+  // An empty_cache that begins in the range, or that the host is in while the GPU idles there
+  // (a range inside the hipFree calls it makes).
   ix.empty_cache.each_overlapping(t, begin, end, [&](EventId e) {
-    if (t.ts[e] >= begin && ix.after_warmup(e)) cache_calls.push_back(e);
+    if (!ix.after_warmup(e)) return;
+    if (t.ts[e] >= begin ||
+        !uncovered(ix.busy, std::max({begin, t.ts[e], ix.gpu_first}), std::min({end, t.end(e), ix.gpu_last})).empty())
+      cache_calls.push_back(e);
   });
   if (cache_calls.empty() && (calls.empty() || (static_cast<int>(calls.size()) < kMinAllocCalls && total < kLongAllocCall)))
     return;
@@ -334,7 +389,8 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     f.evidence.push_back(top_op.empty() ? fmt::format("most allocator time outside any op ({})", dur_text(top_ns))
                                         : fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
   if (!cache_calls.empty())
-    f.evidence.push_back(fmt::format("torch.cuda.empty_cache called {} times in the steady state", cache_calls.size()));
+    f.evidence.push_back(fmt::format("torch.cuda.empty_cache runs in the range after warm-up ({})",
+                                     count_text(cache_calls.size(), "call")));
   f.locations = user_locations(ix, f.events);
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
   f.fix = !cache_calls.empty()

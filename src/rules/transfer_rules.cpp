@@ -56,10 +56,12 @@ std::vector<EventId> copies_judged(const RuleIndex& ix, int64_t b, int64_t e) {
 // Host time of a copy within [b, e): the span of its enclosing op (aten::copy_ waits for a
 // pageable copy and its stream sync), else of the launching call, split into the op's own
 // time and the time it waits behind the launch queue: from the launch call until the copy
-// starts on the GPU, beyond the idle-queue latency. A 704-byte copy whose aten::copy_ takes
-// 146 ms because 146 ms of kernels were queued ahead of it is a sync on that queue
-// (host_sync reports it), not 146 ms of small-transfer cost; a large pageable upload's wait
-// is its own (pinned and non_blocking, it would not wait).
+// starts on the GPU, beyond the idle-queue latency, when the GPU works meanwhile. A 704-byte copy
+// whose aten::copy_ takes 146 ms because 146 ms of kernels were queued ahead of it is a sync
+// on that queue (host_sync reports it), not 146 ms of small-transfer cost; a large pageable
+// upload's wait is its own (pinned and non_blocking, it would not wait). A late start on a
+// GPU that does nothing meanwhile is no queue: a 4-byte pageable upload on an H200 starts
+// 237 us after its cudaMemcpyAsync while the driver stages the bytes.
 struct HostTime {
   int64_t own = 0;
   int64_t queued = 0;
@@ -74,7 +76,9 @@ HostTime host_time(const RuleIndex& ix, EventId g, int64_t b, int64_t e, EventId
   const int64_t hb = std::max(b, t.ts[host]), he = std::min(e, t.end(host));
   HostTime h;
   if (he <= hb) return h;
-  if (l != kNoEvent && t.ts[g] - t.ts[l] > ix.launch_latency) h.queued = overlap(hb, he, t.ts[l] + ix.launch_latency, t.ts[g]);
+  if (const int64_t from = l == kNoEvent ? 0 : t.ts[l] + ix.launch_latency; l != kNoEvent && t.ts[g] > from &&
+                                                                              covered(ix.busy, from, t.ts[g]) > 0)
+    h.queued = overlap(hb, he, from, t.ts[g]);
   h.own = (he - hb) - h.queued;
   return h;
 }
@@ -103,6 +107,9 @@ constexpr double kPageableStrongShare = 0.05;
 constexpr double kSmallFireCount = 8;
 constexpr double kSmallStrongCount = 64;
 constexpr int64_t kCopyContext = 1'000'000;
+// Small copies whose ops follow each other closer than this are one burst (the host makes
+// the next value and copies it); a longer pause is other work (kLongGap: a stall).
+constexpr int64_t kBurstPause = kLongGap;
 // offload_pingpong: time of copies whose size went both ways; 2% of the range fires, 30% is
 // certain (the catalog's "memcpy a large share of step time").
 constexpr double kPingpongFireShare = 0.02;
@@ -187,6 +194,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   int64_t host = 0, bytes = 0, queued = 0, longest_queue = 0;
   int up = 0, down = 0;
   size_t here = 0;  // copies of the burst that start in the range or hold the host in it
+  std::vector<Interval> host_spans;  // where the host is in their ops, in the range
   std::map<std::string, int64_t> by_op;
   // The copies are judged over at least kCopyContext around the range, as launch_bound
   // judges kernels: a 98 us window of a short trace holds 3 of a burst of 40 small uploads,
@@ -201,6 +209,18 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
     const HostTime h = host_time(ix, g, begin, end, &op);
     host += h.own;
     queued += h.queued;
+    // Where the host is in the op on its own account: its whole span, less a wait behind
+    // the queue (the queue's idle gaps are not the copies').
+    if (const EventId held = op != kNoEvent ? op : ix.tree.launcher(g); held != kNoEvent) {
+      const EventId l = ix.tree.launcher(g);
+      const int64_t wait_from = l == kNoEvent ? t.ts[g] : t.ts[l] + ix.launch_latency;
+      if (wait_from < t.ts[g] && covered(ix.busy, wait_from, t.ts[g]) > 0) {
+        host_spans.emplace_back(t.ts[held], std::max(t.ts[held], wait_from));
+        host_spans.emplace_back(std::min(t.end(held), t.ts[g]), t.end(held));
+      } else {
+        host_spans.emplace_back(t.ts[held], t.end(held));
+      }
+    }
     here += (t.ts[g] >= begin && t.ts[g] < end) || h.own + h.queued > 0;
     if (const EventId l = ix.tree.launcher(g); l != kNoEvent) longest_queue = std::max(longest_queue, t.ts[g] - t.ts[l]);
     bytes += b;
@@ -233,6 +253,36 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
                       "{} small copies{}{} into one, and keep scalars in Python",
                       f.events.size(), top_name(by_op) == "(no op)" ? "" : " issued by " + top_name(by_op), at_text(f.locations));
+  // The GPU idle while the host works through the burst is theirs: in the copies' ops, and
+  // between one copy's op and the next when the host goes straight on to it (making the next
+  // scalar tensor), since one copy of the batched values would spare both. Idle after the
+  // burst, or a long pause inside it, is not.
+  std::sort(host_spans.begin(), host_spans.end());
+  std::vector<Interval> burst;
+  for (auto iv : host_spans) {
+    if (!burst.empty() && iv.first - burst.back().second <= kBurstPause)
+      burst.back().second = std::max(burst.back().second, iv.second);
+    else
+      burst.push_back(iv);
+  }
+  std::vector<Interval> idle_ivs;
+  for (auto [b, e] : burst)
+    for (auto iv : uncovered(ix.busy, std::max({b, begin, ix.gpu_first}), std::min({e, end, ix.gpu_last})))
+      idle_ivs.push_back(iv);
+  if (const int64_t idle = idle_of(idle_ivs); idle > 0) {
+    f.evidence.push_back(fmt::format("GPU idle {} in the range while the host issues these copies one by one ({} of "
+                                     "the range)",
+                                     dur_text(idle), pct_text(static_cast<double>(idle) / static_cast<double>(end - begin))));
+    f.cost = std::max(f.cost, idle);
+    f.spans = idle_ivs;
+  }
+  out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
+  // The launch gaps that end as one of these copies arrives are theirs too (launch_gaps.cpp):
+  // launch_bound, which runs later, leaves them out rather than count the same idle again.
+  const std::vector<EventId>& copies = f.events;
+  claim_launch_gaps(gaps_caused_by(ix, launch_gaps(ix, begin, end), out,
+                                   [&](size_t k) { return std::find(copies.begin(), copies.end(), ix.gpu[k]) != copies.end(); }),
+                    out);
   out.findings.push_back(std::move(f));
 }
 
@@ -266,6 +316,19 @@ EventId sync_completing(const RuleIndex& ix, EventId g) {
   return kNoEvent;
 }
 
+namespace {
+// The op the user called for a copy: from aten::copy_ up through aten::_to_copy and aten::to
+// (`.to()`, `.cpu()`, `.cuda()`), kNoEvent for kNoEvent.
+EventId outermost_copy_op(const RuleIndex& ix, EventId op) {
+  while (op != kNoEvent) {
+    const EventId p = ix.tree.parent(op);
+    if (p == kNoEvent || ix.t.category[p] != Category::CpuOp || !ix.has(p, kCastOp)) break;
+    op = p;
+  }
+  return op;
+}
+}  // namespace
+
 void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   // A round trip is longer than a window: a large copy is part of one when a copy of the
@@ -292,6 +355,19 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
               std::find(candidates.begin(), candidates.end(), g) == candidates.end())
             candidates.push_back(g);
   });
+  // And the copies of a `.to()` the host is inside in the range, before its copy is issued.
+  ix.cpu_ops.each_overlapping(t, begin, end, [&](EventId op) {
+    if (!ix.has(op, kCastOp) || t.end(op) <= end) return;
+    std::vector<EventId> todo(ix.tree.children(op).begin(), ix.tree.children(op).end());
+    while (!todo.empty()) {
+      const EventId e = todo.back();
+      todo.pop_back();
+      if (t.category[e] == Category::GpuMemcpy && ix.on_primary(e) && bytes_of(t, e) >= kSmallCopyBytes &&
+          std::find(candidates.begin(), candidates.end(), e) == candidates.end())
+        candidates.push_back(e);
+      for (EventId c : ix.tree.children(e)) todo.push_back(c);
+    }
+  });
   for (EventId g : candidates) {
     const EventId partner = round_trip_partner(ix, g);
     if (partner == kNoEvent) continue;
@@ -309,8 +385,10 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     if (s != kNoEvent) take_idle_until_resume(ix.drained_during(s), s);
     // The host inside the copy's own op (a pageable copy returns only once the bytes have
     // moved, and .to("cpu") waits for the queue ahead of it): the GPU idle until the host
-    // launches again is the round trip's too.
-    if (const EventId op = ix.enclosing_op(g); op != kNoEvent) take_idle_until_resume(t.ts[op], op);
+    // launches again is the round trip's too, from when the host entered the call the user
+    // made (aten::to, whose _to_copy allocates the destination before copy_ issues the copy).
+    if (const EventId op = outermost_copy_op(ix, ix.enclosing_op(g)); op != kNoEvent)
+      take_idle_until_resume(t.ts[op], op);
     const bool waits_here = s != kNoEvent && overlap(t.ts[s], t.end(s), begin, end) > 0;
     if (waits_here && (waiting == kNoEvent || t.dur[s] > t.dur[waiting])) waiting = s;
     const int64_t here = overlap(t.ts[g], t.end(g), begin, end);
@@ -340,8 +418,8 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
                                    dur_text(t.dur[g]), t.name_of(p), bytes_text(bytes_of(t, p)), dur_text(t.dur[p]),
                                    dur_text(std::llabs(t.ts[p] - t.ts[g]))));
   if (idle > 0)
-    f.evidence.push_back(fmt::format("GPU idle {} in the range after the host waits for these copies to land, until "
-                                     "it launches again ({} of the range)",
+    f.evidence.push_back(fmt::format("GPU idle {} in the range while the host issues these copies and waits for them "
+                                     "to land, until it launches again ({} of the range)",
                                      dur_text(idle), pct_text(static_cast<double>(idle) / range)));
   if (waiting != kNoEvent && (t.ts[waiting] < begin || t.end(waiting) > end))
     f.evidence.push_back(fmt::format("the host waits in {} of {} across the range ({}{} to {}{} of the range start) for "
