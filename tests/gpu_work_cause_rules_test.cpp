@@ -10,6 +10,9 @@
 //   nothing.
 // - A pattern's severity is that of its cost over the whole trace: it must not depend on
 //   how many windows are flagged (--top-k).
+// - An idle gap the host did not cause: the kernel that ends it had been launched long
+//   before, the device idle all the while. gpu_idle says so instead of only pointing at the
+//   host.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -129,6 +132,36 @@ TEST(GpuWorkCauseRules, SeverityDoesNotDependOnHowManyWindowsAreFlagged) {
       EXPECT_EQ(sev, by_k[1][id]) << name << " " << id;
     }
   }
+}
+
+// deeplabv3_mobilenet_v3_large inference: in this window the GPU idles 171 us, and the
+// aten::add kernel that ends the gap had been launched 274 us before it started, with nothing
+// in the trace running on the device since. Before, the line named only the host's
+// aten::conv2d, as if the host had kept the GPU waiting.
+TEST(GpuWorkCauseRules, IdleWithAKernelAlreadyQueuedSaysTheHostDidNotCauseIt) {
+  const Loaded& l = zoo("gpuzoo_0008_deeplabv3_mobilenet_v3_large_inference.json.gz");
+  const int64_t b = 4690848399707153, e = 4690848400017600;
+  const auto found = l.engine->detect(b, e);
+  const ttap::RuleFinding* idle = find(found, "gpu_idle");
+  ASSERT_NE(idle, nullptr) << findings_text(found);
+  EXPECT_TRUE(any_matches(idle->evidence, std::regex(R"(^171 us gap at \+0\.0 us from the range start: main thread in aten::conv2d for 105 us of it; the GPU resumes with aten::add, whose kernel had been launched 274 us before it started with nothing in this trace running on the device meanwhile: the host had already queued it$)")))
+      << findings_text(found);
+  EXPECT_NE(idle->fix.find("other processes sharing the GPU"), std::string::npos) << idle->fix;
+}
+
+// mobilenet_v3_small inference, whose kernels start within 11 us of their launch (95th
+// percentile): its idle gaps are the host's, and no line says otherwise.
+TEST(GpuWorkCauseRules, IdleTheHostCausedIsNotBlamedOnTheDevice) {
+  const Loaded& l = zoo("gpuzoo_0050_mobilenet_v3_small_inference.json.gz");
+  size_t idle_findings = 0;
+  for (auto [b, e] : l.windows)
+    for (const ttap::RuleFinding& f : l.engine->detect(b, e)) {
+      if (f.id != "gpu_idle") continue;
+      ++idle_findings;
+      for (const std::string& ev : f.evidence) EXPECT_EQ(ev.find("the host had already queued it"), std::string::npos) << ev;
+      EXPECT_EQ(f.fix.find("other processes sharing the GPU"), std::string::npos) << f.fix;
+    }
+  EXPECT_GT(idle_findings, 0u);
 }
 
 }  // namespace
