@@ -4,6 +4,7 @@
 // reported -> ignores -> verdict and CI gate. Fills a TraceReport.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,13 +81,15 @@ void clip_cost_to_range(Finding& f, int64_t begin, int64_t end);
 // One severity per id per trace, from the share of the steady state (the steps, or the
 // profiled span without them) that the whole pattern costs: the largest of its cost across
 // the steady state (`steady`, the rules run over all of it), the sum of its costs in the
-// flagged windows, and its what-if saving (a share of a step, the same share of the steady
-// state); error from kErrorShare, warning from kWarningShare, else info. An id only the
-// LLM names, with no cost measured anywhere, is info; so is one-time capture work
-// (one_time), whose cost counts toward no id's severity. So a pattern is not an error in one
-// window and information in the next, and no window's length decides it. Each window's
-// info findings then move behind its warnings and errors.
-void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady);
+// flagged windows or in every window (`over_windows`), and its what-if saving (a share of a
+// step, the same share of the steady state); error from kErrorShare, warning from
+// kWarningShare, else info. An id only the LLM names, with no cost measured anywhere, is
+// info; so is one-time capture work (one_time), whose cost counts toward no id's severity.
+// So a pattern is not an error in one window and information in the next, and neither a
+// window's length nor how many windows are flagged decides it. Each window's info findings
+// then move behind its warnings and errors.
+void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady,
+                           const std::map<std::string, int64_t>& over_windows = {});
 
 // Folds an LLM verdict on one window into that window's rule findings: ids both name
 // become "rules+llm" with the LLM's explanation; ids only the LLM names are added (source

@@ -90,7 +90,8 @@ void merge_llm_verdict(std::vector<Finding>& findings, const LlmVerdict& verdict
 }
 
 
-void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady) {
+void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& steady,
+                           const std::map<std::string, int64_t>& over_windows) {
   const int64_t span = r.end - r.begin;
   if (span <= 0) return;
   std::map<std::string, int64_t> across, in_windows;
@@ -111,7 +112,9 @@ void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& stead
         f.severity = Severity::info;
         continue;
       }
-      const int64_t cost = std::min(span, std::max(across[f.id], in_windows[f.id]));
+      const auto all = over_windows.find(f.id);
+      const int64_t cost =
+          std::min(span, std::max({across[f.id], in_windows[f.id], all == over_windows.end() ? int64_t{0} : all->second}));
       double share = static_cast<double>(cost) / static_cast<double>(span);
       if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);
       f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;

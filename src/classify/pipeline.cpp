@@ -3,6 +3,7 @@
 // (rules.hpp), the LLM when configured (llm.hpp), then findings, ignores and the gate.
 #include <algorithm>
 #include <future>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -46,6 +47,30 @@ void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& f
   if (whole.findings.empty()) return;
   std::stable_sort(whole.findings.begin(), whole.findings.end(), named_before<Finding>);
   r.flagged.push_back(std::move(whole));
+}
+
+// Each id's cost summed over every window (one figure per id per window, the part inside
+// it; one-time capture work left out): a pattern spread over more windows than the top k,
+// such as a 3.4 ms launch-bound stretch over seven 0.5 ms windows, costs the trace all of
+// them, and a pattern whose share of the whole steady state is too thin for the rules to
+// fire over it as one range still costs what each window shows. The windows tile the
+// trace, so the sum counts no time twice for one id.
+std::map<std::string, int64_t> costs_over_windows(const RuleEngine& rules, const std::vector<Window>& windows,
+                                                  const std::vector<size_t>& top, const std::vector<LlmWindow>& asked) {
+  std::map<std::string, int64_t> total;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const auto known = std::find(top.begin(), top.end(), i);
+    const std::vector<RuleFinding> found =
+        known != top.end() ? asked[static_cast<size_t>(known - top.begin())].evidence : rules.detect(windows[i].begin, windows[i].end);
+    std::map<std::string, int64_t> here;
+    for (const RuleFinding& f : found) {
+      if (f.one_time) continue;
+      const auto [fb, fe] = cost_extent(f);
+      here[f.id] = std::max(here[f.id], cost_inside(f.cost, fb, fe, windows[i].begin, windows[i].end));
+    }
+    for (const auto& [id, cost] : here) total[id] += cost;
+  }
+  return total;
 }
 
 }  // namespace
@@ -123,7 +148,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   if (!windows.empty()) {
     across = rules.detect(steady.begin, steady.end);
     add_steady_state_findings(r, across, trace, tree);
-    assign_trace_severity(r, across);
+    assign_trace_severity(r, across, costs_over_windows(rules, windows, top, asked));
   }
   apply_ignores(r, settings.ignores);
   group_findings(r, across, trace, tree);

@@ -43,6 +43,10 @@ constexpr double kStarvedStrongShare = 0.50;
 // between launches (Python, the dispatcher: eager inference at batch 1). Starved idle must
 // then reach this share, twice the firing share, so a few slow ops do not make a finding.
 constexpr double kOverheadFireShare = 0.30;
+// gpu_idle: a gap whose ending kernel sat launched this long with the device idle was held
+// by something outside the trace (half a stall-sized gap; an idle queue starts a kernel
+// within tens of microseconds of its launch).
+constexpr int64_t kQueuedUnrunGap = kLongGap / 2;
 // gpu_idle: unexplained idle in long gaps; 10% of the range fires, 60% is as sure as a
 // catch-all gets (its confidence tops out at kIdleMaxConfidence).
 constexpr double kIdleFireShare = 0.10;
@@ -530,9 +534,11 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   const Trace& t = ix.t;
   const std::vector<Interval>& explained = out.explained_idle;  // merged by the engine
   std::vector<Interval> pieces;
+  std::vector<Interval> whole;  // the whole gap each piece lies in, sorted by start
   int64_t idle = 0;
   for (auto gap : ix.whole_idle_gaps(begin, end)) {
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
+    whole.push_back(gap);
     for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end)))
       pieces.push_back(p), idle += p.second - p.first;
   }
@@ -549,6 +555,7 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Interval& a, const Interval& b) { return a.second - a.first > b.second - b.first; });
   std::vector<EventId> held, resumed;
+  bool any_queued = false;
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} that no specific pattern "
                                    "explains",
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(pieces.size(), "gap"),
@@ -565,13 +572,27 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     auto [k, kend] = ix.gpu_range(e, e + 1);
     const EventId next = k < kend ? ix.gpu[k] : kNoEvent;
     const EventId op = next == kNoEvent ? kNoEvent : ix.tree.owner_op(next);
-    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: main thread {}; {}",
+    // A gap the host did not cause: the kernel that ends it had been launched long before it
+    // started, the device idle all the while. What held it is not in the trace (another
+    // process on the GPU, or records a sampled trace dropped), and the host frame above is
+    // not to blame for it.
+    const EventId launch = next == kNoEvent ? kNoEvent : ix.tree.launcher(next);
+    const auto in = std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1;  // whole[0] starts at or before b
+    const int64_t queued = launch == kNoEvent ? 0 : t.ts[next] - t.end(launch);
+    const bool held_queued = queued >= kQueuedUnrunGap && t.end(launch) >= in->first;
+    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: main thread {}; {}{}",
                                      dur_text(e - b), dur_text(b - begin),
                                      top == kNoEvent ? std::string("shows no profiled work")
                                                      : fmt::format("in {} for {} of it", user_frame_name(ix, top, b, e), dur_text(best)),
                                      next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
                                                       : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
-                                                                                                  : short_kernel_name(t.name_of(next)))));
+                                                                                                  : short_kernel_name(t.name_of(next))),
+                                     held_queued ? fmt::format(", whose kernel had been launched {} before it started with nothing "
+                                                               "in this trace running on the device meanwhile: the host had "
+                                                               "already queued it",
+                                                               dur_text(queued))
+                                                 : std::string("")));
+    any_queued = any_queued || held_queued;
     // The blame goes to what held the time: the host frame the main thread was in during
     // the gap, not the op whose kernel ended it. Only with no profiled host work there does
     // the resuming op name the place.
@@ -585,6 +606,9 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   f.locations = user_locations(ix, f.events);
   f.fix = "look at the CPU side of these gaps (ttap tree around them): unprofiled Python, waits on other processes or "
           "I/O, or work on another thread; keep the GPU queue fed by launching the next step's work earlier";
+  if (any_queued)
+    f.fix += "; where a launched kernel waited on an idle device, look at what the trace does not show: other processes "
+             "sharing the GPU (nvidia-smi), or GPU records the trace lacks";
   out.findings.push_back(std::move(f));
 }
 

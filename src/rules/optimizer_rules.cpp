@@ -25,6 +25,10 @@ constexpr double kLoopCallShare = 0.05;
 // zero_grad: 8 fill/memset kernels fire (one per gradient), 100 are certain.
 constexpr double kZeroFireKernels = 8;
 constexpr double kZeroStrongKernels = 100;
+// A foreach zero_grad (torch 2.x with a foreach optimizer) fills every gradient in one or two
+// aten::_foreach_zero_ launches: with set_to_none=True it launches nothing at all, so any
+// such launch is the pattern; the cost, not the kernel count, says how much it matters.
+constexpr double kForeachZeroConfidence = 0.8;
 
 struct Launched {
   std::vector<EventId> gpu;      // GPU work launched from the span, same thread, within the range
@@ -171,27 +175,43 @@ void detect_grad_not_set_to_none(const RuleIndex& ix, int64_t begin, int64_t end
     // Judged whole, as the optimizer step: a range inside zero_grad sees a few of its fills.
     const Launched l = work_of(ix, span, t.ts[span], t.end(span));
     const double n = static_cast<double>(l.gpu.size());
-    if (n < kZeroFireKernels) return;
+    const auto foreach_zero = l.by_op.find("aten::_foreach_zero_");
+    const bool fused = foreach_zero != l.by_op.end() && foreach_zero->second > 0;
+    if (n < kZeroFireKernels && !fused) return;
     const int64_t b = std::max(begin, t.ts[span]), e = std::min(end, t.end(span));
     int64_t gpu_time = 0;
     for (EventId g : l.gpu) gpu_time += t.dur[g];
     RuleFinding f;
     f.id = "grad_not_set_to_none";
-    f.confidence = confidence_between(n, kZeroFireKernels, kZeroStrongKernels);
+    f.confidence = std::max(n < kZeroFireKernels ? 0.0 : confidence_between(n, kZeroFireKernels, kZeroStrongKernels),
+                            fused ? kForeachZeroConfidence : 0.0);
     f.cost = e - b;  // with set_to_none the call only drops references
     f.begin = b;
     f.end = e;
     f.events.push_back(span);
     f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
-    f.evidence.push_back(fmt::format("{} ({} here) ran {} {} ({}) to zero gradients: {}", t.name_of(span),
-                                     dur_text(e - b), l.gpu.size(), ix.gpu.empty() ? "ops" : "kernels/memsets",
-                                     dur_text(gpu_time), ops_text(l.by_op)));
+    f.evidence.push_back(fmt::format("{} ({} here) ran {} ({}) to zero gradients: {}", t.name_of(span), dur_text(e - b),
+                                     fmt::format("{} {}", l.gpu.size(),
+                                                 ix.gpu.empty() ? (l.gpu.size() == 1 ? "op" : "ops")
+                                                                : (l.gpu.size() == 1 ? "kernel/memset" : "kernels/memsets")),
+                                     dur_text(gpu_time),
+                                     ops_text(l.by_op)));
     f.locations = user_locations(ix, {span});
-    f.fix = fmt::format("call optimizer.zero_grad(set_to_none=True) (the default since torch 2.0): the {} gradients "
-                        "are then dropped instead of filled with zeros, and the backward writes them fresh",
-                        l.gpu.size());
+    // A foreach launch zeroes many gradients at once: its kernel count is no gradient count.
+    f.fix = fused ? std::string("call optimizer.zero_grad(set_to_none=True) (the default since torch 2.0): the gradients "
+                                "are then dropped instead of filled with zeros by aten::_foreach_zero_, and the backward "
+                                "writes them fresh")
+                  : fmt::format("call optimizer.zero_grad(set_to_none=True) (the default since torch 2.0): the {} gradients "
+                                "are then dropped instead of filled with zeros, and the backward writes them fresh",
+                                l.gpu.size());
     // The GPU waiting on this span's host work is explained by it.
-    for (auto iv : ix.idle_gaps(b, e)) out.explained_idle.push_back(iv);
+    const std::vector<Interval> idle = ix.idle_gaps(b, e);
+    if (const int64_t waited = idle_of(idle); waited > 0)
+      f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) while the host is in {}, launching nothing but the "
+                                       "zeroing",
+                                       dur_text(waited), pct_text(static_cast<double>(waited) / static_cast<double>(end - begin)),
+                                       t.name_of(span)));
+    for (auto iv : idle) out.explained_idle.push_back(iv);
     out.findings.push_back(std::move(f));
   });
 }

@@ -17,6 +17,9 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 // tensorop in CUTLASS names), and the dtype words the newer libraries write (bf16, tf32,
 // f16). A name with none of these does its math on the CUDA cores.
 bool tensor_core_kernel(std::string_view n) {
+  // cuDNN/cuBLAS name the math unit: "..._f32f32_f32f32_f32_..._ffma_..." is an xmma
+  // template instantiated for CUDA cores (fused multiply-add), what they pick with TF32 off.
+  if (contains(n, "_ffma")) return false;
   for (std::string_view p : {"h884", "h1688", "s884", "s1688", "i8816", "884gemm", "1688gemm", "16816", "hmma", "HMMA",
                              "xmma", "gmma", "tensorop", "TensorOp", "bf16", "BF16", "tf32", "TF32", "f16", "fp16",
                              "FP16", "half", "Half", "__nv_bfloat16", "bfloat16", "e4m3", "e5m2", "mfma", "MFMA"})
