@@ -475,8 +475,11 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   std::vector<EventId> events;
   // Gaps whose kernel a more specific pattern launched (a dtype cast, a layout copy, the
   // next link of an elementwise chain) are that pattern's cost, not launch_bound's.
+  // A gap that runs past the range's end counts too, for its part inside: the range sees the
+  // host on its way to that launch (a window of a few microseconds between two launches of
+  // an eager loop sees only idle, whose cause is the launch that ends it).
   const std::vector<Interval>& caused = out.caused_launch_gaps;
-  for (const LaunchGap& gap : launch_gaps(ix, begin, end)) {
+  for (const LaunchGap& gap : launch_gaps(ix, begin, end, true)) {
     if (gap.whole >= kLongGap) continue;
     if (std::find(caused.begin(), caused.end(), Interval{gap.begin, gap.end}) != caused.end()) continue;
     starved += gap.end - gap.begin;
