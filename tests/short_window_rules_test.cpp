@@ -55,4 +55,22 @@ TEST(ShortWindowRules, WindowInsideAnEagerLoopsLaunchGapIsLaunchBound) {
   EXPECT_GE(2 * launch_bound, inside.size());
 }
 
+// A loop of .half() casts (aten::to -> _to_copy -> copy_, one copy kernel each, about every
+// 18 us) in model.py's cast_weights, after a nonzero() read; labeled cast_churn from
+// 260273.264 to 260401.764 us.
+TEST(ShortWindowRules, WindowInsideACastLoopsLaunchGapIsCastChurn) {
+  const Loaded& l = ttap::rules_support::load(ttap::test::data("rules_x/x_tracelens_sglang_decode_bs32_01.json.gz"));
+  const std::vector<Judged> inside = windows_inside(l, 4909733260276.0, 4909733260400.0);
+  ASSERT_GE(inside.size(), 30u);
+  for (const Judged& w : inside) {
+    ASSERT_FALSE(w.findings.empty()) << "silent on [" << w.begin << ", " << w.end << ")";
+    const ttap::RuleFinding& f = w.findings.front();
+    EXPECT_EQ(f.id, "cast_churn") << findings_text(w.findings);
+    EXPECT_LE(f.cost, w.end - w.begin) << findings_text(w.findings);
+    bool says_loop = false;
+    for (const std::string& e : f.evidence) says_loop = says_loop || e.find("launched one by one") != std::string::npos;
+    EXPECT_TRUE(says_loop) << findings_text(w.findings);
+  }
+}
+
 }  // namespace
