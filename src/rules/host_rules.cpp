@@ -433,6 +433,12 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   const bool ddp_buffers = (top_name == "aten::unflatten_dense_tensors" || top_name == "aten::flatten_dense_tensors") &&
                            under_ddp_forward(ix, top.calls.front());
   const bool zero_grad = ix.has(top.calls.front(), kZeroGrad);
+  // torch.optim's own Python inside Optimizer.step (gathering the parameters and their state
+  // for the update, _init_group): part of the step, not work a DataLoader worker could take.
+  bool in_optimizer_step = false;
+  if (t.category[top.calls.front()] == Category::PythonFunction)
+    for (EventId p = top.calls.front(); p != kNoEvent && !in_optimizer_step; p = ix.tree.parent(p))
+      in_optimizer_step = ix.has(p, kOptimizerStep);
   // Many short calls are per-op overhead, not one piece of work to move elsewhere.
   const bool many_short = top.calls.size() > 1 && top.longest * 4 < top.ns;
   const bool metadata = !many_short && tensor_setup_op(top_name);
@@ -457,6 +463,12 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     f.fix = fmt::format("{}{} launches nothing (gradients set to None): its host time is a loop over the parameters "
                         "while the GPU has no work queued; call it where kernels are still queued (right after "
                         "optimizer.step()), or compile the optimizer step and zero_grad with torch.compile",
+                        top_name, where);
+  else if (in_optimizer_step)
+    f.fix = fmt::format("{}{} is the optimizer's per-step Python over the parameters, run while the GPU has no work "
+                        "queued: compile the optimizer step (call optimizer.step() from a function wrapped in "
+                        "torch.compile), or capture the whole step in a CUDA graph (Adam/AdamW(..., capturable=True) "
+                        "with torch.cuda.graph)",
                         top_name, where);
   else if (metadata)
     f.fix = fmt::format("{}{} computes nothing (it sets up a tensor or a view), so there is no work to move: the host "
