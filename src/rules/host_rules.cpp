@@ -26,6 +26,8 @@ constexpr double kStallStepShare = 0.05;
 constexpr double kCpuCoverShare = 0.5;
 constexpr double kCpuFireShare = 0.05;
 constexpr double kCpuStrongShare = 0.50;
+// ... a Python function's own code counts from this much of it in a gap (own_code_time).
+constexpr int64_t kMinOwnCode = 50'000;
 // launch_bound: at least this many kernels in the range (windows of short inference traces
 // are tens of microseconds long); GPU idle in short gaps that end as
 // soon as the next launch arrives, as a share of the range: 15% fires, 50% is certain.
@@ -69,18 +71,41 @@ bool launches_from(const RuleIndex& ix, EventId e, bool any_thread = false) {
 // and friends) under it; a built-in that is a torch binding does its work in the aten ops
 // under it. A frame with nothing identified under it for the length of a gap (a wait,
 // unprofiled code) leaves that idle to gpu_idle.
+// So is a built-in that calls back into Python (next() on a DataLoader iterator runs its
+// __next__, whose wait for the workers is dataloader_stall's, not CPU work).
 bool is_module_marker(const RuleIndex& ix, EventId e) {
   if (ix.t.category[e] != Category::PythonFunction) return false;
   if (ix.t.name_of(e).substr(0, 10) != "<built-in ") return true;
   for (EventId ch : ix.tree.children(e))
-    if (ix.t.category[ch] == Category::CpuOp) return true;
+    if (ix.t.category[ch] == Category::CpuOp || ix.t.category[ch] == Category::PythonFunction) return true;
   return false;
+}
+
+// The time in [b, e) that a Python function (not a built-in) which launches nothing in all
+// its length spends in its own code: its overlap less its children's. Its bytecode and what
+// runs in C without a call the profiler records (numpy's array operators and indexing, the
+// body of np.histogram between its recorded calls) show only there: work, as a built-in
+// call under it is. A frame that launches kernels elsewhere (a layer, the step) is not
+// counted so: time it holds with nothing under it while the GPU idles is not known to be its
+// own work (the host left the profiler's view), and stays gpu_idle's.
+// Less than kMinOwnCode of it in the range is the interpreter's overhead between the frame's
+// calls (a few microseconds each), not work to move.
+// Inside CUDA graph capture "launches nothing" says nothing (captured kernels are recorded,
+// not run, so no launch shows a kernel): a frame there is capture work, left as it was.
+int64_t own_code_time(const RuleIndex& ix, EventId f, int64_t b, int64_t e) {
+  const Trace& t = ix.t;
+  if (t.category[f] != Category::PythonFunction || t.name_of(f).starts_with("<built-in ")) return 0;
+  if (ix.in_graph_capture(f)) return 0;
+  int64_t own = overlap(t.ts[f], t.end(f), b, e);
+  for (EventId ch : ix.tree.children(f)) own -= overlap(t.ts[ch], t.end(ch), b, e);
+  return own >= kMinOwnCode ? own : 0;
 }
 
 // Host work in [b, e) that launches no GPU work: the outermost events under `ev` that
 // launch nothing while they run, each handed to `found` with its overlap with [b, e).
 // Events that do launch are looked into, since a layer may hold a numpy call between its
-// kernels.
+// kernels; a Python function that launches nothing is looked into for its calls and counted
+// for its own code's time (own_code_time).
 template <typename F>
 void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found, bool any_thread = false) {
   for (EventId ch : ix.tree.children(ev)) {
@@ -88,8 +113,11 @@ void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found,
     if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader | kCommWait)) continue;
     const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
     if (o == 0) continue;
-    if (launches_from(ix, ch, any_thread) || is_module_marker(ix, ch)) {
+    const bool launches = launches_from(ix, ch, any_thread);
+    if (launches || is_module_marker(ix, ch)) {
       quiet_work(ix, ch, b, e, found, any_thread);
+      if (!launches)
+        if (const int64_t own = own_code_time(ix, ch, b, e); own > 0) found(ch, own);
       continue;
     }
     found(ch, o);
@@ -299,8 +327,14 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
         // The loader's time is dataloader_stall's, whatever it does inside; a collective's
         // wait is communication's.
         if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader | kCommWait)) return;
-        if (!launches_from(ix, ev, any_thread) && !is_module_marker(ix, ev)) found(ev, overlap(t.ts[ev], t.end(ev), b, e));
-        else quiet_work(ix, ev, b, e, found, any_thread);
+        const bool launches = launches_from(ix, ev, any_thread);
+        if (!launches && !is_module_marker(ix, ev)) {
+          found(ev, overlap(t.ts[ev], t.end(ev), b, e));
+          return;
+        }
+        quiet_work(ix, ev, b, e, found, any_thread);
+        if (!launches)
+          if (const int64_t own = own_code_time(ix, ev, b, e); own > 0) found(ev, own);
       });
     };
     judge(ix.main_top, false);
@@ -380,18 +414,35 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     out.findings.push_back(std::move(f));
     return;
   }
-  const std::string& top_name = by.front().second;
+  // The fix is for the culprit that holds the most idle; when capture holds no more than half
+  // of it, for the one that holds the most outside capture (the host's work after a capture
+  // ends is not warm-up, and its fix is not "profile after capture").
+  const auto all_captured = [&](const Culprit& c) {
+    return std::all_of(c.calls.begin(), c.calls.end(), [&](EventId e) { return ix.in_graph_capture(e); });
+  };
+  size_t top_at = 0;
+  if (2 * capture_ns <= idle)
+    while (top_at + 1 < by.size() && all_captured(by_culprit[by[top_at].second])) ++top_at;
+  const std::string& top_name = by[top_at].second;
   const Culprit& top = by_culprit[top_name];
-  const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
+  // Where the named culprit runs (the finding's first location is that of its costliest call).
+  const std::vector<CodeLocation> top_locs = top_at == 0 ? f.locations : user_locations(ix, top.calls);
+  const std::string where = top_locs.empty() ? "" : fmt::format(" ({}:{})", top_locs[0].file, top_locs[0].line);
   // What helps depends on what the culprit is. Capturing a CUDA graph and a compiled
   // graph's host side are not input-pipeline work that a DataLoader worker could take.
-  const bool captured = std::all_of(top.calls.begin(), top.calls.end(), [&](EventId c) { return ix.in_graph_capture(c); });
+  const bool captured = all_captured(top);
   const bool compiled_call = ix.has(top.calls.front(), kCompiledCall | kCompiledRegion);
   // DDP's forward broadcasts the module's buffers from rank 0 (broadcast_buffers=True, the
   // default), flattening them into buckets and unflattening them back, on the host.
   const bool ddp_buffers = (top_name == "aten::unflatten_dense_tensors" || top_name == "aten::flatten_dense_tensors") &&
                            under_ddp_forward(ix, top.calls.front());
   const bool zero_grad = ix.has(top.calls.front(), kZeroGrad);
+  // torch.optim's own Python inside Optimizer.step (gathering the parameters and their state
+  // for the update, _init_group): part of the step, not work a DataLoader worker could take.
+  bool in_optimizer_step = false;
+  if (t.category[top.calls.front()] == Category::PythonFunction)
+    for (EventId p = top.calls.front(); p != kNoEvent && !in_optimizer_step; p = ix.tree.parent(p))
+      in_optimizer_step = ix.has(p, kOptimizerStep);
   // Many short calls are per-op overhead, not one piece of work to move elsewhere.
   const bool many_short = top.calls.size() > 1 && top.longest * 4 < top.ns;
   const bool metadata = !many_short && tensor_setup_op(top_name);
@@ -417,6 +468,12 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                         "while the GPU has no work queued; call it where kernels are still queued (right after "
                         "optimizer.step()), or compile the optimizer step and zero_grad with torch.compile",
                         top_name, where);
+  else if (in_optimizer_step)
+    f.fix = fmt::format("{}{} is the optimizer's per-step Python over the parameters, run while the GPU has no work "
+                        "queued: compile the optimizer step (call optimizer.step() from a function wrapped in "
+                        "torch.compile), or capture the whole step in a CUDA graph (Adam/AdamW(..., capturable=True) "
+                        "with torch.cuda.graph)",
+                        top_name, where);
   else if (metadata)
     f.fix = fmt::format("{}{} computes nothing (it sets up a tensor or a view), so there is no work to move: the host "
                         "is slow between launches here, from per-op overhead (Python, the dispatcher) or a busy CPU "
@@ -429,10 +486,10 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
               ? fmt::format("the host spends the idle in {} short {} calls{}: do that work in fewer, larger ops (batch "
                             "per-tensor loops with torch._foreach_* or one op over a flattened tensor), or move it off "
                             "the step path",
-                            top.calls.size(), by.front().second, where)
+                            top.calls.size(), top_name, where)
               : fmt::format("move {}{} off the step path (into DataLoader workers or a background thread) or onto the "
                             "GPU; avoid numpy/Python work per step",
-                            by.front().second, where);
+                            top_name, where);
   out.explained_idle.insert(out.explained_idle.end(), used.begin(), used.end());
   out.findings.push_back(std::move(f));
 }
@@ -479,8 +536,11 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   std::vector<EventId> events;
   // Gaps whose kernel a more specific pattern launched (a dtype cast, a layout copy, the
   // next link of an elementwise chain) are that pattern's cost, not launch_bound's.
+  // A gap that runs past the range's end counts too, for its part inside: the range sees the
+  // host on its way to that launch (a window of a few microseconds between two launches of
+  // an eager loop sees only idle, whose cause is the launch that ends it).
   const std::vector<Interval>& caused = out.caused_launch_gaps;
-  for (const LaunchGap& gap : launch_gaps(ix, begin, end)) {
+  for (const LaunchGap& gap : launch_gaps(ix, begin, end, true)) {
     if (gap.whole >= kLongGap) continue;
     if (std::find(caused.begin(), caused.end(), Interval{gap.begin, gap.end}) != caused.end()) continue;
     starved += gap.end - gap.begin;

@@ -49,6 +49,10 @@ constexpr double kCastStrongShare = 0.15;
 // (launch_bound's own bar), 50% is certain.
 constexpr double kCastIdleFireShare = 0.15;
 constexpr double kCastIdleStrongShare = 0.50;
+// A range shorter than this (a few microseconds between two launches of a cast loop) holds
+// too few casts to judge alone: the loop is judged over this much time around it (as
+// launch_bound judges its kernels), the idle and the cost still in the range only.
+constexpr int64_t kCastContext = 1'000'000;
 // low_occupancy: kernels of at least kMinOccKernel (shorter ones are launch_bound's) with
 // fewer blocks than SMs; the SM time they leave idle (1 - blocks/SMs of their duration) as
 // a share of kernel time: 15% fires, 50% is certain; and at least kMinIdleSmTime of it.
@@ -429,11 +433,14 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   const Trace& t = ix.t;
   int64_t kernel_time = 0, cast_time = 0;
   std::map<std::string, int64_t> by_cast;
-  std::map<std::string, int> count_by_cast;
-  std::set<size_t> cast_at;  // positions in ix.gpu of the cast kernels
+  std::map<std::string, int> count_by_cast, count_around;  // in the range; launched one by one around it
+  std::set<size_t> cast_at;  // positions in ix.gpu of the casts the step launches one by one (around the range)
   RuleFinding f;
-  each_kernel(ix, begin, end, [&](size_t i, EventId g) {
-    kernel_time += t.dur[g];
+  const int64_t mid = begin + (end - begin) / 2;
+  const int64_t ctx_b = std::min(begin, mid - kCastContext / 2), ctx_e = std::max(end, mid + kCastContext / 2);
+  each_kernel(ix, ctx_b, ctx_e, [&](size_t i, EventId g) {
+    const bool inside = t.ts[g] >= begin && t.ts[g] < end;
+    if (inside) kernel_time += t.dur[g];
     if (ix.gpu_in_optimizer[i]) return;
     const EventId op = ix.tree.owner_op(g);
     if (op == kNoEvent) return;
@@ -451,10 +458,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
       if (!dst.empty() && dst == src) return;
       if (!src.empty()) from = src + " to " + dst;
     }
-    cast_time += t.dur[g];
     const std::string key = from.empty() ? std::string(t.name_of(cast)) : fmt::format("{} from {}", t.name_of(cast), from);
-    by_cast[key] += t.dur[g];
-    ++count_by_cast[key];
     // Only a cast the code asks for itself (.half(), .to(dtype)) is launched one by one by
     // the step: autocast's casts inside a conv or matmul are part of that op's dispatch, and
     // their backward (ToCopyBackward0, or a cast inside convolution_backward) of autograd's.
@@ -464,37 +468,59 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     const bool inside_op = caller != kNoEvent && t.category[caller] == Category::CpuOp &&
                            (by.starts_with("aten::") || by.starts_with("autograd::") || by.find("Backward") != std::string_view::npos);
     if (!inside_op) cast_at.insert(i);
+    if (!inside) {
+      if (!inside_op) ++count_around[key];  // the loop around the range, named by its casts
+      return;
+    }
+    cast_time += t.dur[g];
+    by_cast[key] += t.dur[g];
+    ++count_by_cast[key];
     f.events.push_back(g);
   });
-  if (f.events.size() < kMinCasts || kernel_time == 0) return;
   // Casts launched one by one (a loop recasting every weight) each cost a launch and the
   // host's dispatch for a microsecond of copying: on a fast GPU the idle they leave between
-  // them is most of what they cost, and it is theirs, not launch_bound's.
-  const std::vector<Interval> idle = gaps_caused_by(ix, launch_gaps(ix, begin, end), out, [&](size_t k) { return cast_at.count(k) > 0; });
+  // them is most of what they cost, and it is theirs, not launch_bound's. A gap that runs
+  // past the range's end counts for its part inside when a cast's kernel ends it: the range
+  // sees the host on its way to that launch.
+  const std::vector<Interval> idle =
+      gaps_caused_by(ix, launch_gaps(ix, begin, end, true), out, [&](size_t k) { return cast_at.count(k) > 0; });
   const int64_t cast_idle = idle_of(idle);
-  const double share = static_cast<double>(cast_time) / static_cast<double>(kernel_time);
+  const bool by_kernels = f.events.size() >= kMinCasts && kernel_time > 0;
+  const double share = by_kernels ? static_cast<double>(cast_time) / static_cast<double>(kernel_time) : 0.0;
   const double idle_share = static_cast<double>(cast_idle) / static_cast<double>(end - begin);
-  if (share < kCastFireShare && idle_share < kCastIdleFireShare) return;
+  // The idle alone names the casts only when they are a loop: kMinCasts launched one by one
+  // around the range.
+  const bool idle_fires = idle_share >= kCastIdleFireShare && cast_at.size() >= kMinCasts;
+  if (!(by_kernels && share >= kCastFireShare) && !idle_fires) return;
+  if (f.events.empty())  // only the wait shows here: the casts' kernels arrive after the range
+    for (const LaunchGap& g : launch_gaps(ix, begin, end, true))
+      if (std::find(idle.begin(), idle.end(), Interval{g.begin, g.end}) != idle.end()) f.events.push_back(ix.gpu[g.next]);
   f.id = "cast_churn";
-  f.confidence = std::max(confidence_between(share, kCastFireShare, kCastStrongShare),
-                          idle_share < kCastIdleFireShare ? 0.0 : confidence_between(idle_share, kCastIdleFireShare, kCastIdleStrongShare));
+  f.confidence = std::max(by_kernels ? confidence_between(share, kCastFireShare, kCastStrongShare) : 0.0,
+                          idle_fires ? confidence_between(idle_share, kCastIdleFireShare, kCastIdleStrongShare) : 0.0);
   f.cost = cast_time + cast_idle;
-  const size_t casts = f.events.size();
+  const size_t casts = cast_time > 0 ? f.events.size() : 0;
   if (f.events.size() > 256) f.events.resize(256);
   set_span(t, f);
   if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first);  // the wait for the first cast
-  f.evidence.push_back(fmt::format("{} dtype-cast kernels under aten::to/_to_copy take {}, {} of kernel time in the "
-                                   "range",
-                                   casts, dur_text(cast_time), pct_text(share)));
+  if (!idle.empty()) f.end = std::max(f.end, idle.back().second);
+  if (casts > 0)
+    f.evidence.push_back(fmt::format("{} dtype-cast kernels under aten::to/_to_copy take {}, {} of kernel time in the "
+                                     "range",
+                                     casts, dur_text(cast_time), pct_text(share)));
+  if (ctx_b < begin || ctx_e > end)
+    f.evidence.push_back(fmt::format("{} dtype casts launched one by one in the {} around the range", cast_at.size(),
+                                     dur_text(ctx_e - ctx_b)));
   if (cast_idle > 0)
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that end as soon as a cast kernel's launch "
                                      "arrives: the host is launching the casts one by one",
                                      dur_text(cast_idle), pct_text(idle_share), count_text(idle.size(), "gap")));
   std::string most;
   int most_n = 0;
-  for (auto& [k, n] : count_by_cast)
+  for (auto& [k, n] : count_by_cast.empty() ? count_around : count_by_cast)
     if (n > most_n) most_n = n, most = k;
-  f.evidence.push_back(fmt::format("most common: {} x{} ({})", most, most_n, dur_text(by_cast[most])));
+  if (count_by_cast.empty()) f.evidence.push_back(fmt::format("most common around the range: {} x{}", most, most_n));
+  else f.evidence.push_back(fmt::format("most common: {} x{} ({})", most, most_n, dur_text(by_cast[most])));
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("cast once, outside the loop: convert the model or buffers to the compute dtype up front "
                       "(model.to(torch.bfloat16)) and create inputs in it, instead of {} every step{}",
