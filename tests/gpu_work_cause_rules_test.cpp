@@ -122,6 +122,7 @@ TEST(GpuWorkCauseRules, SeverityDoesNotDependOnHowManyWindowsAreFlagged) {
       ttap::AnalyzeSettings s;
       s.score.scorer = ttap::Scorer::rules;
       s.top_k = i == 0 ? 5 : 100;
+      if (i == 1) s.flag_spacing = 0;  // every window
       for (const ttap::FlaggedWindow& w : ttap::analyze_trace(l.trace, l.tree, s).flagged)
         for (const ttap::Finding& f : w.findings)
           if (!w.steady_state) by_k[i][f.id] = f.severity;

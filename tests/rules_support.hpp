@@ -49,6 +49,7 @@ inline TraceReport analyze_all_windows(const Loaded& l) {
   AnalyzeSettings s;
   s.score.scorer = Scorer::rules;
   s.top_k = 100;
+  s.flag_spacing = 0;  // every window, neighbours included
   return analyze_trace(l.trace, l.tree, s);
 }
 

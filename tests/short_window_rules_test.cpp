@@ -62,15 +62,26 @@ TEST(ShortWindowRules, WindowInsideACastLoopsLaunchGapIsCastChurn) {
   const Loaded& l = ttap::rules_support::load(ttap::test::data("rules_x/x_tracelens_sglang_decode_bs32_01.json.gz"));
   const std::vector<Judged> inside = windows_inside(l, 4909733260276.0, 4909733260400.0);
   ASSERT_GE(inside.size(), 30u);
+  // host_sync is labeled over the whole loop too (the nonzero() read before it drained the
+  // queue, and the loop's kernels are too short to refill it): where the read's stall and
+  // the loop explain the same idle, either may be named first, but cast_churn is always
+  // found, and first in most windows.
+  size_t cast_first = 0;
   for (const Judged& w : inside) {
     ASSERT_FALSE(w.findings.empty()) << "silent on [" << w.begin << ", " << w.end << ")";
-    const ttap::RuleFinding& f = w.findings.front();
-    EXPECT_EQ(f.id, "cast_churn") << findings_text(w.findings);
+    const auto cast = std::find_if(w.findings.begin(), w.findings.end(),
+                                   [](const ttap::RuleFinding& f) { return f.id == "cast_churn"; });
+    ASSERT_NE(cast, w.findings.end()) << findings_text(w.findings);
+    const std::string& first = w.findings.front().id;
+    EXPECT_TRUE(first == "cast_churn" || first == "host_sync") << findings_text(w.findings);
+    cast_first += first == "cast_churn";
+    const ttap::RuleFinding& f = *cast;
     EXPECT_LE(f.cost, w.end - w.begin) << findings_text(w.findings);
     bool says_loop = false;
     for (const std::string& e : f.evidence) says_loop = says_loop || e.find("launched one by one") != std::string::npos;
     EXPECT_TRUE(says_loop) << findings_text(w.findings);
   }
+  EXPECT_GE(2 * cast_first, inside.size());
 }
 
 }  // namespace
