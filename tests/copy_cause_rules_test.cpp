@@ -15,20 +15,10 @@
 
 namespace {
 
+using ttap::rules_support::find_finding;
+using ttap::rules_support::evidence_has;
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
-
-const ttap::RuleFinding* find_id(const std::vector<ttap::RuleFinding>& v, const std::string& id) {
-  for (const auto& f : v)
-    if (f.id == id) return &f;
-  return nullptr;
-}
-
-bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
-  for (const auto& e : f.evidence)
-    if (e.find(text) != std::string::npos) return true;
-  return false;
-}
 
 // FCN-ResNet50 inference on an H200 (the GPU zoo's dev set): each step uploads 32 scalars one
 // by one (`[torch.tensor(i / 32).to(device) for i in range(32)]`). Each upload is a 4-byte
@@ -47,14 +37,14 @@ TEST(CopyCauseRules, AScalarUploadBurstOwnsTheIdleItHoldsUp) {
     const auto found = l.engine->detect(b, e);
     ASSERT_FALSE(found.empty()) << "silent window inside the burst";
     EXPECT_EQ(found.front().id, "small_transfers") << findings_text(found);
-    const ttap::RuleFinding* f = find_id(found, "small_transfers");
+    const ttap::RuleFinding* f = find_finding(found, "small_transfers");
     ASSERT_NE(f, nullptr);
     EXPECT_TRUE(evidence_has(*f, "while the host issues these copies one by one")) << findings_text(found);
     EXPECT_FALSE(evidence_has(*f, "behind the launch queue")) << findings_text(found);
     EXPECT_GT(f->cost, (e - b) / 2) << findings_text(found);
     EXPECT_LE(f->cost, e - b) << findings_text(found);
     // What is left to gpu_idle is the host's work after the burst (aten::stack of the values).
-    if (const ttap::RuleFinding* idle = find_id(found, "gpu_idle")) {
+    if (const ttap::RuleFinding* idle = find_finding(found, "gpu_idle")) {
       EXPECT_LT(idle->cost, f->cost) << findings_text(found);
     }
   }
@@ -105,10 +95,10 @@ TEST(CopyCauseRules, LaunchBoundLeavesTheGapsTheSmallCopiesEnd) {
   size_t with_copies = 0;
   for (auto [b, e] : l.windows) {
     const auto found = l.engine->detect(b, e);
-    const ttap::RuleFinding* copies = find_id(found, "small_transfers");
+    const ttap::RuleFinding* copies = find_finding(found, "small_transfers");
     if (copies == nullptr || copies->cost < (e - b) / 2) continue;
     ++with_copies;
-    const ttap::RuleFinding* launches = find_id(found, "launch_bound");
+    const ttap::RuleFinding* launches = find_finding(found, "launch_bound");
     const int64_t both = copies->cost + (launches == nullptr ? 0 : launches->cost);
     EXPECT_LE(both, e - b) << findings_text(found);
     EXPECT_EQ(found.front().id, "small_transfers") << findings_text(found);

@@ -13,14 +13,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ttap::rules_support::evidence_has;
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
-
-bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
-  for (const auto& e : f.evidence)
-    if (e.find(text) != std::string::npos) return true;
-  return false;
-}
 
 // vLLM's piecewise graph capture on MI300X, an injector-2 crop (data/ttap-bench-x, val split):
 // torch.cuda.empty_cache() (741 us) frees blocks one hipFree at a time; the last, 96 us, runs

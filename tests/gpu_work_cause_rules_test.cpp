@@ -24,16 +24,11 @@
 
 namespace {
 
+using ttap::rules_support::find_finding;
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
 
 const Loaded& zoo(const std::string& name) { return ttap::rules_support::load(ttap::test::data("gpu_zoo/" + name)); }
-
-const ttap::RuleFinding* find(const std::vector<ttap::RuleFinding>& fs, const std::string& id) {
-  for (const ttap::RuleFinding& f : fs)
-    if (f.id == id) return &f;
-  return nullptr;
-}
 
 bool any_matches(const std::vector<std::string>& lines, const std::regex& re) {
   for (const std::string& l : lines)
@@ -51,7 +46,7 @@ TEST(GpuWorkCauseRules, Fp32ConvolutionsOnCudaCoresAreNamedFirst) {
   const auto found = l.engine->detect(b, e);
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.front().id, "fp32_no_tensor_cores") << findings_text(found);
-  const ttap::RuleFinding* fp32 = find(found, "fp32_no_tensor_cores");
+  const ttap::RuleFinding* fp32 = find_finding(found, "fp32_no_tensor_cores");
   ASSERT_NE(fp32, nullptr) << findings_text(found);
   EXPECT_LE(fp32->cost, e - b);
   EXPECT_GE(static_cast<double>(fp32->cost), 0.3 * static_cast<double>(e - b)) << findings_text(found);
@@ -71,7 +66,7 @@ TEST(GpuWorkCauseRules, Fp32CostStaysInsideEachWindow) {
   for (auto [b, e] : l.windows) {
     if (b < 4690836628367603 || e > 4690836662004227) continue;
     const auto found = l.engine->detect(b, e);
-    const ttap::RuleFinding* fp32 = find(found, "fp32_no_tensor_cores");
+    const ttap::RuleFinding* fp32 = find_finding(found, "fp32_no_tensor_cores");
     if (fp32 == nullptr) continue;
     ++found_in;
     EXPECT_LE(fp32->cost, e - b) << b << "\n" << findings_text(found);
@@ -87,7 +82,7 @@ TEST(GpuWorkCauseRules, ForeachZeroGradIsGradNotSetToNone) {
   const Loaded& l = zoo("gpuzoo_0031_r3d_18_train.json.gz");
   const int64_t b = 4690900075726675, e = 4690900076284501;  // holds the second step's label
   const auto found = l.engine->detect(b, e);
-  const ttap::RuleFinding* zero = find(found, "grad_not_set_to_none");
+  const ttap::RuleFinding* zero = find_finding(found, "grad_not_set_to_none");
   ASSERT_NE(zero, nullptr) << findings_text(found);
   EXPECT_LE(zero->cost, e - b);
   EXPECT_GE(zero->cost, 100'000) << findings_text(found);
@@ -98,7 +93,7 @@ TEST(GpuWorkCauseRules, ForeachZeroGradIsGradNotSetToNone) {
   EXPECT_NE(zero->fix.find("zero_grad(set_to_none=True)"), std::string::npos) << zero->fix;
   EXPECT_NE(zero->fix.find("aten::_foreach_zero_"), std::string::npos) << zero->fix;
   // The idle inside the zero_grad span is its own: gpu_idle keeps only what lies before it.
-  if (const ttap::RuleFinding* idle = find(found, "gpu_idle")) {
+  if (const ttap::RuleFinding* idle = find_finding(found, "gpu_idle")) {
     EXPECT_LE(idle->cost + zero->cost, e - b) << findings_text(found);
   }
 }
@@ -107,7 +102,7 @@ TEST(GpuWorkCauseRules, ForeachZeroGradIsGradNotSetToNone) {
 // zero_grad: the rule stays silent on every window.
 TEST(GpuWorkCauseRules, ZeroGradThatDropsGradientsIsNotFlagged) {
   const Loaded& l = zoo("gpuzoo_0015_r3d_18_train.json.gz");
-  for (auto [b, e] : l.windows) EXPECT_EQ(find(l.engine->detect(b, e), "grad_not_set_to_none"), nullptr) << b;
+  for (auto [b, e] : l.windows) EXPECT_EQ(find_finding(l.engine->detect(b, e), "grad_not_set_to_none"), nullptr) << b;
 }
 
 // vae training: launch_bound is spread over more windows than the top five. Its severity,
@@ -143,7 +138,7 @@ TEST(GpuWorkCauseRules, IdleWithAKernelAlreadyQueuedSaysTheHostDidNotCauseIt) {
   const Loaded& l = zoo("gpuzoo_0008_deeplabv3_mobilenet_v3_large_inference.json.gz");
   const int64_t b = 4690848399707153, e = 4690848400017600;
   const auto found = l.engine->detect(b, e);
-  const ttap::RuleFinding* idle = find(found, "gpu_idle");
+  const ttap::RuleFinding* idle = find_finding(found, "gpu_idle");
   ASSERT_NE(idle, nullptr) << findings_text(found);
   EXPECT_TRUE(any_matches(idle->evidence, std::regex(R"(^171 us gap at \+0\.0 us from the range start: main thread in aten::conv2d for 105 us of it; the GPU resumes with aten::add, whose kernel had been launched 274 us before it started with nothing in this trace running on the device meanwhile: the host had already queued it$)")))
       << findings_text(found);

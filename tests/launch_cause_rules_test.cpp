@@ -17,16 +17,11 @@
 
 namespace {
 
+using ttap::rules_support::find_finding;
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
 
 const Loaded& zoo(const std::string& name) { return ttap::rules_support::load(ttap::test::data("gpu_zoo/" + name)); }
-
-const ttap::RuleFinding* find(const std::vector<ttap::RuleFinding>& fs, const std::string& id) {
-  for (const ttap::RuleFinding& f : fs)
-    if (f.id == id) return &f;
-  return nullptr;
-}
 
 // The windows of 100 across the steady state that lie inside [b, e).
 std::vector<std::pair<int64_t, int64_t>> windows_inside(const Loaded& l, int64_t b, int64_t e) {
@@ -48,7 +43,7 @@ TEST(LaunchCauseRules, WeightsRecastEveryStepAreTheCauseNotLaunchBound) {
     const auto found = l.engine->detect(b, e);
     ASSERT_FALSE(found.empty()) << b;
     EXPECT_EQ(found.front().id, "cast_churn") << b << "\n" << findings_text(found);
-    const ttap::RuleFinding* cast = find(found, "cast_churn");
+    const ttap::RuleFinding* cast = find_finding(found, "cast_churn");
     ASSERT_NE(cast, nullptr);
     // It explains most of the window: the casts' kernels and the idle waiting for them.
     EXPECT_GE(static_cast<double>(cast->cost), 0.5 * static_cast<double>(e - b)) << findings_text(found);
@@ -58,7 +53,7 @@ TEST(LaunchCauseRules, WeightsRecastEveryStepAreTheCauseNotLaunchBound) {
     EXPECT_TRUE(has_idle_line) << findings_text(found);
     // launch_bound, if still there, counts none of the gaps the casts caused: the two costs
     // together fit in the window.
-    if (const ttap::RuleFinding* lb = find(found, "launch_bound")) {
+    if (const ttap::RuleFinding* lb = find_finding(found, "launch_bound")) {
       EXPECT_LE(lb->cost + cast->cost, e - b) << findings_text(found);
     }
   }
@@ -78,14 +73,14 @@ TEST(LaunchCauseRules, AnElementwiseChainDispatchedOpByOpIsTheCauseNotLaunchBoun
       const auto found = l.engine->detect(b, e);
       ASSERT_FALSE(found.empty()) << b;
       EXPECT_EQ(found.front().id, "unfused_elementwise") << b << "\n" << findings_text(found);
-      const ttap::RuleFinding* chain = find(found, "unfused_elementwise");
+      const ttap::RuleFinding* chain = find_finding(found, "unfused_elementwise");
       ASSERT_NE(chain, nullptr);
       EXPECT_GE(static_cast<double>(chain->cost), 0.5 * static_cast<double>(e - b)) << findings_text(found);
       EXPECT_LE(chain->cost, e - b);
       bool has_idle_line = false;
       for (const std::string& ev : chain->evidence) has_idle_line = has_idle_line || std::regex_match(ev, idle_line);
       EXPECT_TRUE(has_idle_line) << findings_text(found);
-      if (const ttap::RuleFinding* lb_f = find(found, "launch_bound")) {
+      if (const ttap::RuleFinding* lb_f = find_finding(found, "launch_bound")) {
         EXPECT_LE(lb_f->cost + chain->cost, e - b) << findings_text(found);
       }
     }
@@ -103,7 +98,7 @@ TEST(LaunchCauseRules, GpuIdleWhileTheHostConvertsAMemoryFormatIsLayoutConversio
   const auto found = l.engine->detect(b, e);
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.front().id, "layout_conversion") << findings_text(found);
-  EXPECT_EQ(find(found, "gpu_idle"), nullptr) << findings_text(found);
+  EXPECT_EQ(find_finding(found, "gpu_idle"), nullptr) << findings_text(found);
   const ttap::RuleFinding& f = found.front();
   EXPECT_GE(static_cast<double>(f.cost), 0.9 * static_cast<double>(e - b)) << findings_text(found);
   EXPECT_LE(f.cost, e - b);
@@ -113,8 +108,8 @@ TEST(LaunchCauseRules, GpuIdleWhileTheHostConvertsAMemoryFormatIsLayoutConversio
   // Across the labeled ranges, a conversion's idle is never counted by launch_bound too.
   for (auto [wb, we] : windows_inside(l, 4690912585979907, 4690912646981912)) {
     const auto all = l.engine->detect(wb, we);
-    const ttap::RuleFinding* layout = find(all, "layout_conversion");
-    const ttap::RuleFinding* lb = find(all, "launch_bound");
+    const ttap::RuleFinding* layout = find_finding(all, "layout_conversion");
+    const ttap::RuleFinding* lb = find_finding(all, "launch_bound");
     if (layout && lb) {
       EXPECT_LE(layout->cost + lb->cost, we - wb) << wb << "\n" << findings_text(all);
     }

@@ -14,14 +14,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ttap::rules_support::find_finding;
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
-
-const ttap::RuleFinding* find_id(const std::vector<ttap::RuleFinding>& v, const std::string& id) {
-  for (const auto& f : v)
-    if (f.id == id) return &f;
-  return nullptr;
-}
 
 // The first descendant of e named `name` (depth first), kNoEvent when none.
 ttap::EventId descendant(const Loaded& l, ttap::EventId e, std::string_view name) {
@@ -49,8 +44,8 @@ TEST(ReadStallRules, IdleInsideTheReadBeforeItsSyncIsTheReads) {
     // From inside the read to its copy call: the host dispatches the read, launching nothing.
     const int64_t b = t.ts[e] + 1'000, en = t.ts[copy];
     const auto found = l.engine->detect(b, en);
-    const ttap::RuleFinding* idle = find_id(found, "gpu_idle");
-    const ttap::RuleFinding* read = find_id(found, "host_sync");
+    const ttap::RuleFinding* idle = find_finding(found, "gpu_idle");
+    const ttap::RuleFinding* read = find_finding(found, "host_sync");
     if (idle == nullptr && read == nullptr) continue;  // the GPU still working off the queue
     ++judged;
     ASSERT_NE(read, nullptr) << findings_text(found);
@@ -103,7 +98,7 @@ TEST(ReadStallRules, ANanCheckIsNamedForTheConditionItIs) {
     const bool item = t.name_of(e) == "aten::item" && t.category[l.tree.parent(e)] != ttap::Category::CpuOp;
     if ((!check && !item) || t.ts[e] < l.begin || t.end(e) > l.end) continue;
     const auto found = l.engine->detect(t.ts[e], t.end(e));
-    const ttap::RuleFinding* f = find_id(found, "host_sync");
+    const ttap::RuleFinding* f = find_finding(found, "host_sync");
     if (f == nullptr) continue;
     if (check) {
       ++checks;

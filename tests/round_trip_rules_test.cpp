@@ -15,15 +15,10 @@
 
 namespace {
 
+using ttap::rules_support::evidence_has;
 using ttap::rules_support::Loaded;
 
 using ttap::rules_support::findings_text;
-
-bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
-  for (const auto& e : f.evidence)
-    if (e.find(text) != std::string::npos) return true;
-  return false;
-}
 
 TEST(RoundTripRules, TheRoundTripsSyncsAndIdleAreOffloadPingpongs) {
   const Loaded& l = ttap::rules_support::load(ttap::test::data("rules/vit_nsfw_h100_offload_pingpong.json.gz"));

@@ -53,6 +53,20 @@ inline TraceReport analyze_all_windows(const Loaded& l) {
   return analyze_trace(l.trace, l.tree, s);
 }
 
+// The first finding with this id, or nullptr.
+inline const RuleFinding* find_finding(const std::vector<RuleFinding>& findings, const std::string& id) {
+  for (const RuleFinding& f : findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+// Whether one of the finding's evidence lines holds `text`.
+inline bool evidence_has(const RuleFinding& f, const std::string& text) {
+  for (const std::string& e : f.evidence)
+    if (e.find(text) != std::string::npos) return true;
+  return false;
+}
+
 // Findings as text, for a failed assertion's message: id, severity, cost, evidence, fix.
 inline std::string findings_text(const std::vector<RuleFinding>& findings) {
   std::string s;

@@ -22,6 +22,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ttap::rules_support::evidence_has;
 using ttap::rules_support::load;
 using ttap::rules_support::Loaded;
 const Loaded& data(const std::string& name) { return load(ttap::test::data(name)); }
@@ -137,12 +138,6 @@ std::vector<ttap::RuleFinding> whole(const Loaded& l, const std::string& id) {
   for (auto& f : l.engine->detect(l.begin, l.end))
     if (f.id == id) v.push_back(f);
   return v;
-}
-
-bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
-  for (auto& e : f.evidence)
-    if (e.find(text) != std::string::npos) return true;
-  return false;
 }
 
 TEST(RulesHostSync, ScalarReadsFireUploadSyncsDoNot) {

@@ -14,19 +14,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ttap::rules_support::find_finding;
+using ttap::rules_support::evidence_has;
 using ttap::rules_support::Loaded;
-
-const ttap::RuleFinding* find_id(const std::vector<ttap::RuleFinding>& v, const std::string& id) {
-  for (const auto& f : v)
-    if (f.id == id) return &f;
-  return nullptr;
-}
-
-bool evidence_has(const ttap::RuleFinding& f, const std::string& text) {
-  for (const auto& e : f.evidence)
-    if (e.find(text) != std::string::npos) return true;
-  return false;
-}
 
 using ttap::rules_support::findings_text;
 
@@ -56,7 +46,7 @@ TEST(SyncCrossingRules, WindowInsideALongSyncNamesIt) {
   ASSERT_GE(inside.size(), 10u);
   for (auto [b, e] : inside) {
     const auto found = l.engine->detect(b, e);
-    const ttap::RuleFinding* f = find_id(found, "host_sync");
+    const ttap::RuleFinding* f = find_finding(found, "host_sync");
     ASSERT_NE(f, nullptr) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "cudaDeviceSynchronize of 14.1 ms crosses the range's edge (-")) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "the host is blocked in it, launching nothing, while the GPU works off what was "
@@ -117,7 +107,7 @@ TEST(SyncCrossingRules, IdleWhileTheHostIsInTheAllocatorIsNotTheSyncs) {
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.front().id, "alloc_churn") << findings_text(found);
   EXPECT_TRUE(evidence_has(found.front(), "hipFree of 191 us crosses the range's edge")) << findings_text(found);
-  if (const ttap::RuleFinding* sync = find_id(found, "host_sync")) {
+  if (const ttap::RuleFinding* sync = find_finding(found, "host_sync")) {
     EXPECT_EQ(sync->cost, 0) << findings_text(found);
   }
 }
