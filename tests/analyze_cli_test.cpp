@@ -102,6 +102,7 @@ TEST(AnalyzeFormats, JsonFollowsTheSchema) {
   EXPECT_EQ(std::string_view(doc["schema"]), "ttap.analyze/2");
   EXPECT_EQ(int64_t(doc["settings"]["windows"]), 100);
   EXPECT_EQ(int64_t(doc["settings"]["top_k"]), 5);
+  EXPECT_EQ(int64_t(doc["settings"]["flag_spacing"]), 5) << "flagged windows at least 5 apart by default";
   EXPECT_EQ(std::string_view(doc["settings"]["fail_on"]), "warning") << "as given";
   EXPECT_EQ(int64_t(doc["summary"]["traces"]), 2);
   auto traces = doc["traces"].get_array();
@@ -308,7 +309,8 @@ TEST(AnalyzeConfig, IgnoresSuppressAFindingAndFlagsWin) {
   std::string ignore = "[";
   for (const auto& id : ids) ignore += (ignore.size() > 1 ? "," : "") + std::string("{\"id\":\"") + id + "\",\"reason\":\"known\"}";
   ignore += "]";
-  const std::string all = write_file("ignore_all.json", "{\"fail_on\":\"warning\",\"top_k\":3,\"ignore\":" + ignore + "}");
+  const std::string all =
+      write_file("ignore_all.json", "{\"fail_on\":\"warning\",\"top_k\":3,\"flag_spacing\":2,\"ignore\":" + ignore + "}");
   const ProcResult r = analyze({"--format", "json", "--config", all, kResnet});
   EXPECT_EQ(r.exit_code, 0) << "every finding suppressed: the gate passes\n" << r.err;
   auto doc = parse(p, r.out);
@@ -317,6 +319,7 @@ TEST(AnalyzeConfig, IgnoresSuppressAFindingAndFlagsWin) {
   EXPECT_GT(int64_t(t["suppressed"]), 0);
   EXPECT_EQ(std::string_view(t["verdict"]), "clean");
   EXPECT_EQ(int64_t(doc["settings"]["top_k"]), 3) << "the config's top_k";
+  EXPECT_EQ(int64_t(doc["settings"]["flag_spacing"]), 2) << "the config's flag_spacing";
   EXPECT_EQ(std::string_view(doc["settings"]["config"]), all);
   // A flag wins over the file.
   simdjson::dom::parser p2;
@@ -332,6 +335,7 @@ TEST(AnalyzeConfig, BadConfigIsAClearError) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{\"fail_on\": \"sometimes\"}", "fail_on"},
       {"{\"top_k\": -1}", "top_k"},
+      {"{\"flag_spacing\": \"wide\"}", "flag_spacing"},
       {"{\"ignores\": []}", "unknown key"},
       {"{\"ignore\": [{}]}", "needs at least one"},
       {"{\"ignore\": [{\"id\": \"slow_code\"}]}", "not a catalog id"},

@@ -107,7 +107,7 @@ AnalyzeSettings merge_settings(const AnalyzeOptions& o, const std::optional<Anal
   const AnalyzeConfig& cfg = c ? *c : empty;
   s.windows = pick(o.windows, cfg.windows, 100);
   s.top_k = pick(o.top_k, cfg.top_k, 5);
-  s.flag_spacing = o.flag_spacing.value_or(kFlagSpacing);
+  s.flag_spacing = pick(o.flag_spacing, cfg.flag_spacing, kFlagSpacing);
   scorer_name = pick(o.scorer, cfg.scorer, std::string("model"));
   s.score.scorer = parse_scorer(scorer_name).value_or(Scorer::model);  // the CLI and the config checked the name
   s.score.model = pick(o.model, cfg.model, std::string());

@@ -112,6 +112,7 @@ AnalyzeConfig load_analyze_config(const std::string& path) {
     if (key == "fail_on") c.fail_on = parse_fail_on(rd.choice(field.value, key, {"none", "warning", "error"}));
     else if (key == "fail_score") c.fail_score = rd.number(field.value, key, 0, 1);
     else if (key == "top_k") c.top_k = rd.integer(field.value, key, 0, 10000);
+    else if (key == "flag_spacing") c.flag_spacing = rd.integer(field.value, key, 0, 10000);
     else if (key == "windows") c.windows = rd.integer(field.value, key, 1, 100000);
     else if (key == "scorer") c.scorer = rd.choice(field.value, key, {"model", "rules", "cluster", "hybrid"});
     else if (key == "model") c.model = rd.string(field.value, key);
@@ -128,7 +129,7 @@ AnalyzeConfig load_analyze_config(const std::string& path) {
     } else if (key == "$schema" || key == "comment") {
       // Allowed so a file can name its schema or carry a note; JSON has no comments.
     } else {
-      rd.fail(key, "unknown key (expected fail_on, fail_score, top_k, windows, scorer, model, device, ignore, llm)");
+      rd.fail(key, "unknown key (expected fail_on, fail_score, top_k, flag_spacing, windows, scorer, model, device, ignore, llm)");
     }
   }
   return c;

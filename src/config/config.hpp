@@ -27,6 +27,7 @@ struct AnalyzeConfig {
   std::optional<FailOn> fail_on;
   std::optional<double> fail_score;
   std::optional<int> top_k;
+  std::optional<int> flag_spacing;
   std::optional<int> windows;
   std::optional<std::string> scorer;  // model|rules|cluster
   std::optional<std::string> model;
