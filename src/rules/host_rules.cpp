@@ -1,6 +1,7 @@
 // The GPU waiting on the host: dataloader_stall, cpu_bound_step, launch_bound, and
 // gpu_idle for the idle time no specific id explains.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -109,8 +110,10 @@ int64_t own_code_time(const RuleIndex& ix, EventId f, int64_t b, int64_t e) {
 template <typename F>
 void quiet_work(const RuleIndex& ix, EventId ev, int64_t b, int64_t e, F& found, bool any_thread = false) {
   for (EventId ch : ix.tree.children(ev)) {
-    // A wait on a collective is communication's time (the other ranks), not CPU work.
-    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader | kCommWait)) continue;
+    // A wait on a collective is communication's time (the other ranks), not CPU work; nor is
+    // loss.backward()'s wait for the autograd engine (its work is judged on the engine's thread).
+    if (is_gpu_activity(ix.t.category[ch]) || is_launch(ix.t.category[ch]) || ix.has(ch, kDataLoader | kCommWait | kBackwardCall))
+      continue;
     const int64_t o = overlap(ix.t.ts[ch], ix.t.end(ch), b, e);
     if (o == 0) continue;
     const bool launches = launches_from(ix, ch, any_thread);
@@ -304,7 +307,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   EventId worst = kNoEvent;
   int64_t worst_ns = 0;
   int64_t capture_ns = 0;  // of the idle, the part the host spent capturing CUDA graphs
-  bool on_main_thread = false, on_loop_thread = false;  // whose work the culprits are
+  bool on_main_thread = false, on_loop_thread = false, on_engine_thread = false;  // whose work the culprits are
   // Idle while the host runs nothing the profiler records, right after it read device values
   // (host_sync leaves it, kSyncResumeSlack): work on what it read, outside any op.
   int64_t unprofiled_ns = 0;
@@ -326,7 +329,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       top.each_overlapping(t, b, e, [&](EventId ev) {
         // The loader's time is dataloader_stall's, whatever it does inside; a collective's
         // wait is communication's.
-        if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader | kCommWait)) return;
+        if (is_launch(t.category[ev]) || ix.has(ev, kDataLoader | kCommWait | kBackwardCall)) return;
         const bool launches = launches_from(ix, ev, any_thread);
         if (!launches && !is_module_marker(ix, ev)) {
           found(ev, overlap(t.ts[ev], t.end(ev), b, e));
@@ -339,6 +342,8 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     };
     judge(ix.main_top, false);
     judge(ix.step_top, true);
+    // The backward pass on the autograd engine's own thread, while loss.backward() waits.
+    judge(ix.autograd_top, false);
     if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) {
       const EventId read = read_of[pi];
       if (read == kNoEvent) continue;
@@ -359,7 +364,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     int64_t captured_here = 0;
     for (auto [ev, o] : quiet) {
       if (ix.in_graph_capture(ev)) captured_here += o;
-      (t.track[ev] == ix.step_thread ? on_loop_thread : on_main_thread) = true;
+      (t.track[ev] == ix.main_thread ? on_main_thread : t.track[ev] == ix.step_thread ? on_loop_thread : on_engine_thread) = true;
       Culprit& c = by_culprit[std::string(t.name_of(ev))];
       c.ns += o;
       if (std::find(c.calls.begin(), c.calls.end(), ev) == c.calls.end()) c.calls.push_back(ev);
@@ -379,9 +384,11 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   f.end = used.back().second;
   f.spans = used;
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return a == worst && b != worst; });
-  const char* who = !on_loop_thread  ? "the main thread runs"
-                    : !on_main_thread ? "the training loop's thread (not the one that launches most) runs"
-                                      : "the main thread and the training loop's thread run";
+  std::vector<std::string_view> whose;
+  if (on_main_thread) whose.push_back("the main thread");
+  if (on_loop_thread) whose.push_back("the training loop's thread (not the one that launches most)");
+  if (on_engine_thread) whose.push_back("the autograd engine's thread (the backward pass)");
+  const std::string who = fmt::format("{} {}", fmt::join(whose, " and "), whose.size() == 1 ? "runs" : "run");
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while {} CPU work that launches "
                                    "nothing",
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(used.size(), "gap"),
@@ -446,6 +453,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   // Many short calls are per-op overhead, not one piece of work to move elsewhere.
   const bool many_short = top.calls.size() > 1 && top.longest * 4 < top.ns;
   const bool metadata = !many_short && tensor_setup_op(top_name);
+  // The autograd engine's own work per node of the backward graph (views, reshapes and
+  // other nodes that launch nothing): overhead of running the backward op by op.
+  const bool engine_nodes = ix.has(top.calls.front(), kAutogradOp);
   if (captured)
     f.fix = fmt::format("{}{} runs during CUDA graph capture, one-time warm-up work (the captured kernels run later, "
                         "on replay): profile after capture (warm up first, then record with torch.profiler.schedule("
@@ -474,6 +484,12 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                         "torch.compile), or capture the whole step in a CUDA graph (Adam/AdamW(..., capturable=True) "
                         "with torch.cuda.graph)",
                         top_name, where);
+  else if (engine_nodes)
+    f.fix = fmt::format("{} is the autograd engine's per-node work in the backward pass ({}), launching nothing "
+                        "while the GPU waits: run the backward as fewer, larger ops (torch.compile compiles the "
+                        "backward graph too) or capture the whole step in a CUDA graph (torch.compile(mode=\"reduce-"
+                        "overhead\"))",
+                        top_name, count_text(top.calls.size(), "call"));
   else if (metadata)
     f.fix = fmt::format("{}{} computes nothing (it sets up a tensor or a view), so there is no work to move: the host "
                         "is slow between launches here, from per-op overhead (Python, the dispatcher) or a busy CPU "

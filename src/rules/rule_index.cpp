@@ -69,6 +69,8 @@ uint32_t flags_of(std::string_view n) {
       n == "aten::equal" || n == "aten::masked_select" || n == "aten::unique" || n == "aten::_unique2")
     f |= kSyncOp;
   if (contains(n, "empty_cache")) f |= kEmptyCache;
+  if (contains(n, "run_backward")) f |= kBackwardCall;
+  if (starts_with(n, "autograd::engine::evaluate_function")) f |= kAutogradOp;
   if (n == "aten::wait" || n == "c10d::wait" || contains(n, "wait_tensor") || contains(n, "Work.wait")) f |= kCommWait;
   return f;
 }
@@ -275,7 +277,13 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     }
   }
 
-  for (SpanList* l : {&bulk_copies, &main_top, &step_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
+  for (size_t tk = 0; tk < tree.roots_by_track().size(); ++tk) {
+    if (tk == main_thread || tk == step_thread) continue;
+    for (EventId r : tree.roots_by_track()[tk])
+      if (has(r, kAutogradOp)) autograd_top.add(r, t.ts[r], t.dur[r]);
+  }
+
+  for (SpanList* l : {&bulk_copies, &main_top, &step_top, &autograd_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache})
     l->sort(t);
 

@@ -40,6 +40,8 @@ enum NameFlag : uint32_t {
   kCommWait = 1u << 17,        // waits on a collective (aten::wait, c10d / functional wait_tensor)
   kGraphCapture = 1u << 18,    // CUDA/HIP graph capture: capture_begin/capture_end, stream Begin/EndCapture, graph instantiation
   kCompiledCall = 1u << 19,    // a torch.compile'd graph's call: "## Call CompiledFxGraph ... ##", its guard check
+  kBackwardCall = 1u << 20,    // loss.backward()'s wait for the autograd engine: run_backward, _engine_run_backward
+  kAutogradOp = 1u << 21,      // the engine's own op per graph node: autograd::engine::evaluate_function: X
 };
 
 using Interval = std::pair<int64_t, int64_t>;
@@ -109,6 +111,10 @@ struct RuleIndex {
   // runs here. Its top-level events under the steps; empty when it is main_thread.
   TrackId step_thread = UINT32_MAX;
   SpanList step_top;
+  // The autograd engine's threads when they are neither of the above: loss.backward() on the
+  // loop's thread waits while the engine runs the backward pass on its own thread, so what
+  // keeps the GPU waiting then is there. Their evaluate_function ops (kAutogradOp).
+  SpanList autograd_top;
   SpanList cpu_ops;                  // every cpu_op, all threads
   SpanList bulk_copies;              // host<->device copies of at least 64 KB (not small), primary device
   // syncs: synchronizing calls, blocking cudaMemcpy, and async copies to pageable host memory
