@@ -192,6 +192,26 @@ TEST(Baseline, ATraceAgainstItsOwnReportPassesInEveryFormat) {
   EXPECT_EQ(analyze({kNw4}).exit_code, 1);
 }
 
+// A baseline report made with other window settings flagged other windows (an older ttap
+// flagged the plain top 5): the run says so, since findings may come and go for that alone.
+TEST(Baseline, ABaselineMadeWithOtherWindowSettingsIsWarnedAbout) {
+  const std::string plain = scratch() + "/nw4_plain_top_k.json";
+  ASSERT_EQ(analyze({"--format", "json", "--fail-on", "none", "--flag-spacing", "0", "-o", plain, kNw4}).exit_code, 0);
+  const auto warnings_of = [](const ProcResult& r) {
+    std::string all;
+    simdjson::dom::parser p;
+    for (auto w : p.parse(r.out)["warnings"].get_array()) all += std::string(std::string_view(w)) + "\n";
+    return all;
+  };
+  const ProcResult other = analyze({"--format", "json", "--fail-on", "none", "--baseline", plain, kNw4});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(warnings_of(other).find("top-k 5, flag spacing 0, scorer rules; this run uses 100, 5, 5, rules"), std::string::npos)
+      << warnings_of(other);
+  const ProcResult same = analyze({"--format", "json", "--fail-on", "none", "--baseline", nw4_report(), kNw4});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(warnings_of(same).find("flag spacing"), std::string::npos) << warnings_of(same);
+}
+
 TEST(Baseline, WorseWhenTheCostPerStepRoseMoreThanRegress) {
   // nw0's own report with the stall's cost per step halved: nw0 is then twice as bad.
   const std::string own = scratch() + "/nw0_own.json";

@@ -34,7 +34,8 @@ bool looks_like_analyze_report(std::string_view bytes) {
   return !schema_named(bytes).empty();
 }
 
-std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes) {
+std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes,
+                                              std::vector<ReportSettings>* settings) {
   // ttap.analyze/1 reports have no grouped findings: every finding would read as new.
   if (schema_named(bytes) == "ttap.analyze/1")
     throw InputError(source, "baseline: a ttap.analyze/1 report has no grouped findings; expected ttap.analyze/2 "
@@ -42,8 +43,10 @@ std::vector<TraceReport> read_baseline_report(const std::string& source, std::st
   ReadReports read = read_analyze_reports(bytes, source);
   if (!read.problems.empty()) throw InputError(source, fmt::format("baseline: {}", read.problems.front()));
   std::vector<TraceReport> out;
-  for (Report& r : read.reports)
+  for (Report& r : read.reports) {
+    if (settings) settings->push_back(r.settings);
     for (TraceReport& t : r.traces) out.push_back(std::move(t));
+  }
   return out;
 }
 

@@ -124,9 +124,11 @@ void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, doub
 // Baselines read back from an earlier `--format json` report (baseline_report.cpp).
 // Whether the bytes are such a report (else --baseline names a trace).
 bool looks_like_analyze_report(std::string_view bytes);
-// Per trace its path and grouped findings. Throws InputError naming `source` for bad JSON
-// or a report without grouped findings (schema ttap.analyze/1).
-std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes);
+// Per trace its path and grouped findings; with `settings`, each report's settings too.
+// Throws InputError naming `source` for bad JSON or a report without grouped findings
+// (schema ttap.analyze/1).
+std::vector<TraceReport> read_baseline_report(const std::string& source, std::string_view bytes,
+                                              std::vector<ReportSettings>* settings = nullptr);
 // The baseline trace for `path`: the same path, else the same file name, else the only
 // trace of a one-trace baseline; nullptr when none fits.
 const TraceReport* baseline_for(const std::vector<TraceReport>& base, const std::string& path);

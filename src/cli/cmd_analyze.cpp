@@ -215,10 +215,28 @@ class ProgressBar {
 // analyzed with the same settings. A baseline that cannot be read is bad input (exit 2)
 // before any trace is analyzed: a gate must not silently run without the baseline it was
 // given.
-std::vector<TraceReport> load_baseline(const std::string& path, const AnalyzeSettings& settings) {
+// A report made with other window settings flagged other windows, so findings may come and
+// go between it and this run for that reason alone (a report from before flag_spacing has
+// 0 there: the plain top k): said once, in the run's warnings.
+std::vector<TraceReport> load_baseline(const std::string& path, const AnalyzeSettings& settings, const std::string& scorer,
+                                       std::vector<std::string>& warnings) {
   const RawInput raw = read_input(path, default_max_input_bytes());
   const std::string_view bytes(raw.json.data(), raw.json.size());
-  if (looks_like_analyze_report(bytes)) return read_baseline_report(path, bytes);
+  if (looks_like_analyze_report(bytes)) {
+    std::vector<ReportSettings> made_with;
+    std::vector<TraceReport> base = read_baseline_report(path, bytes, &made_with);
+    for (const ReportSettings& m : made_with)
+      if (m.windows != settings.windows || m.top_k != settings.top_k || m.flag_spacing != settings.flag_spacing ||
+          m.scorer != scorer) {
+        warnings.push_back(fmt::format(
+            "baseline {} was made with {} windows, top-k {}, flag spacing {}, scorer {}; this run uses {}, {}, {}, {}: "
+            "other windows are flagged, so findings may differ for that reason alone",
+            path, m.windows, m.top_k, m.flag_spacing, m.scorer, settings.windows, settings.top_k, settings.flag_spacing,
+            scorer));
+        break;
+      }
+    return base;
+  }
   TraceReport base = analyze_one(path, settings, {});
   if (base.verdict == Verdict::error) throw InputError(path, "baseline: " + base.error);
   return {std::move(base)};
@@ -274,7 +292,7 @@ int run_analyze(const AnalyzeOptions& o) {
   report.tool_version = std::string(version());
   report.settings = {settings.windows, settings.top_k, settings.flag_spacing, scorer_name, std::string(fail_on_name(settings.fail_on)), settings.fail_score,
                      settings.fail_savings, o.baseline, o.regress, settings.llm.enabled(), config ? config->path : std::string()};
-  const std::vector<TraceReport> baseline = o.baseline.empty() ? std::vector<TraceReport>{} : load_baseline(o.baseline, settings);
+  const std::vector<TraceReport> baseline = o.baseline.empty() ? std::vector<TraceReport>{} : load_baseline(o.baseline, settings, scorer_name, report.warnings);
   if (settings.llm.enabled() && settings.llm.api_key.empty())
     report.warnings.push_back("no API key in TTAP_LLM_API_KEY or OPENAI_API_KEY: LLM requests are sent without one");
 
