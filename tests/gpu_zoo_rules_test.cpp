@@ -14,17 +14,13 @@
 namespace {
 
 using ttap::rules_support::findings_text;
+using ttap::rules_support::JudgedWindow;
 using ttap::rules_support::Loaded;
-
-struct LabeledWindow {
-  int64_t begin, end;
-  std::vector<ttap::RuleFinding> findings;
-};
 
 // The steady-state windows (of 100) that a labeled range covers for at least a fifth, as
 // `ttap eval` counts them positive, with the rules' findings there.
-std::vector<LabeledWindow> labeled_windows(const Loaded& l, const std::vector<std::pair<double, double>>& ranges_us) {
-  std::vector<LabeledWindow> out;
+std::vector<JudgedWindow> labeled_windows(const Loaded& l, const std::vector<std::pair<double, double>>& ranges_us) {
+  std::vector<JudgedWindow> out;
   for (auto [b, e] : l.windows)
     for (auto [lb, le] : ranges_us) {
       const int64_t rb = static_cast<int64_t>(lb * 1000), re = static_cast<int64_t>(le * 1000);
@@ -69,7 +65,7 @@ namespace {
 struct FirstNamed {
   size_t windows = 0, right = 0, wrong = 0;
 };
-FirstNamed first_named(const std::vector<LabeledWindow>& windows, const std::string& id, const std::string& wrong) {
+FirstNamed first_named(const std::vector<JudgedWindow>& windows, const std::string& id, const std::string& wrong) {
   FirstNamed n;
   for (const auto& w : windows) {
     ++n.windows;

@@ -53,6 +53,12 @@ inline TraceReport analyze_all_windows(const Loaded& l) {
   return analyze_trace(l.trace, l.tree, s);
 }
 
+// One window with the rules' findings in it.
+struct JudgedWindow {
+  int64_t begin, end;
+  std::vector<RuleFinding> findings;
+};
+
 // The first finding with this id, or nullptr.
 inline const RuleFinding* find_finding(const std::vector<RuleFinding>& findings, const std::string& id) {
   for (const RuleFinding& f : findings)

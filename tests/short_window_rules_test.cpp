@@ -17,17 +17,13 @@
 namespace {
 
 using ttap::rules_support::findings_text;
+using ttap::rules_support::JudgedWindow;
 using ttap::rules_support::Loaded;
-
-struct Judged {
-  int64_t begin, end;
-  std::vector<ttap::RuleFinding> findings;
-};
 
 // eval's windows that lie inside [b_us, e_us) (the manifest's microseconds), with the rules'
 // findings there.
-std::vector<Judged> windows_inside(const Loaded& l, double b_us, double e_us) {
-  std::vector<Judged> out;
+std::vector<JudgedWindow> windows_inside(const Loaded& l, double b_us, double e_us) {
+  std::vector<JudgedWindow> out;
   const int64_t b = static_cast<int64_t>(b_us * 1000), e = static_cast<int64_t>(e_us * 1000);
   for (const ttap::Window& w : ttap::make_windows(l.trace, l.tree))
     if (w.begin >= b && w.end <= e) out.push_back({w.begin, w.end, l.engine->detect(w.begin, w.end)});
@@ -40,10 +36,10 @@ std::vector<Judged> windows_inside(const Loaded& l, double b_us, double e_us) {
 // holds (to 434227.348 us).
 TEST(ShortWindowRules, WindowInsideAnEagerLoopsLaunchGapIsLaunchBound) {
   const Loaded& l = ttap::rules_support::load(ttap::test::data("rules_x/x_tracelens_sglang_decode_bs32_02.json.gz"));
-  const std::vector<Judged> inside = windows_inside(l, 4909733434230.0, 4909733434513.0);
+  const std::vector<JudgedWindow> inside = windows_inside(l, 4909733434230.0, 4909733434513.0);
   ASSERT_GE(inside.size(), 30u);
   size_t launch_bound = 0;
-  for (const Judged& w : inside) {
+  for (const JudgedWindow& w : inside) {
     ASSERT_FALSE(w.findings.empty()) << "silent on [" << w.begin << ", " << w.end << ")";
     const ttap::RuleFinding& f = w.findings.front();
     // An elementwise chain's links are launched one by one too: unfused_elementwise is the
@@ -60,14 +56,14 @@ TEST(ShortWindowRules, WindowInsideAnEagerLoopsLaunchGapIsLaunchBound) {
 // 260273.264 to 260401.764 us.
 TEST(ShortWindowRules, WindowInsideACastLoopsLaunchGapIsCastChurn) {
   const Loaded& l = ttap::rules_support::load(ttap::test::data("rules_x/x_tracelens_sglang_decode_bs32_01.json.gz"));
-  const std::vector<Judged> inside = windows_inside(l, 4909733260276.0, 4909733260400.0);
+  const std::vector<JudgedWindow> inside = windows_inside(l, 4909733260276.0, 4909733260400.0);
   ASSERT_GE(inside.size(), 30u);
   // host_sync is labeled over the whole loop too (the nonzero() read before it drained the
   // queue, and the loop's kernels are too short to refill it): where the read's stall and
   // the loop explain the same idle, either may be named first, but cast_churn is always
   // found, and first in most windows.
   size_t cast_first = 0;
-  for (const Judged& w : inside) {
+  for (const JudgedWindow& w : inside) {
     ASSERT_FALSE(w.findings.empty()) << "silent on [" << w.begin << ", " << w.end << ")";
     const auto cast = std::find_if(w.findings.begin(), w.findings.end(),
                                    [](const ttap::RuleFinding& f) { return f.id == "cast_churn"; });
