@@ -167,19 +167,13 @@ std::string step_share_text(const RuleIndex& ix, int64_t ns) {
                      dur_text(ix.median_step));
 }
 
-// The synchronizing call that opened a GPU idle gap by a read of device values, when the host
-// then went on working without launching (host_works_after): it returned inside the gap on
-// the launching thread or the loop's thread. The host is working on what it read (numpy
-// statistics over .cpu()'d outputs, Python over .item() values); kNoEvent when none.
 // Whether the synchronizing call `s` brings device values to the host: under .item(),
 // .nonzero() and the like, or completing a device-to-host copy (its own, or one issued just
 // before it under the same parent, as tensor.cpu() does). An event or stream sync alone
 // (timing, DDP's bucket waits) reads nothing the host could then work on.
 bool reads_device_values(const RuleIndex& ix, EventId s) {
   const Trace& t = ix.t;
-  const EventId op = ix.enclosing_op(s);
-  if (op != kNoEvent && (ix.has(op, kSyncOp) || (ix.tree.parent(op) != kNoEvent && ix.has(ix.tree.parent(op), kSyncOp))))
-    return true;
+  if (under_value_read(ix, s)) return true;
   const auto downloads = [&](EventId call) {
     if (!ix.has(call, kMemcpyCall)) return false;
     for (EventId g : ix.tree.children(call))
@@ -194,6 +188,10 @@ bool reads_device_values(const RuleIndex& ix, EventId s) {
   return false;
 }
 
+// The synchronizing call that opened a GPU idle gap by a read of device values, when the host
+// then went on working without launching (host_works_after): it returned inside the gap on
+// the launching thread or the loop's thread. The host is working on what it read (numpy
+// statistics over .cpu()'d outputs, Python over .item() values); kNoEvent when none.
 EventId read_before_host_work(const RuleIndex& ix, Interval gap) {
   const Trace& t = ix.t;
   EventId found = kNoEvent;

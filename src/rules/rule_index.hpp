@@ -251,6 +251,9 @@ std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<Laun
                                      const std::function<bool(size_t)>& caused);
 // Their idle time in all.
 int64_t idle_of(const std::vector<Interval>& ivs);
+// The kernels that end the gaps of `gaps` kept in `ivs` (gaps_caused_by's result), in order:
+// a pattern's events when only the wait for its kernels shows in the range.
+std::vector<EventId> kernels_ending(const RuleIndex& ix, const std::vector<LaunchGap>& gaps, const std::vector<Interval>& ivs);
 // Records them in out, as explained idle (for gpu_idle) and as caused (for launch_bound):
 // for a pattern that reports them as its cost.
 void claim_launch_gaps(const std::vector<Interval>& ivs, DetectorOutput& out);
@@ -278,6 +281,10 @@ int64_t next_launch_after(const RuleIndex& ix, EventId sync);
 // cpu_bound_step's, not the sync's (nor a copy's): it explains most of the stall
 // (sync_rules.cpp).
 bool host_works_after(const RuleIndex& ix, EventId sync);
+// Whether the synchronizing call `sync` runs under an op that reads a device value
+// (.item(), .nonzero() and the like, kSyncOp): its op or that op's parent is one
+// (sync_rules.cpp).
+bool under_value_read(const RuleIndex& ix, EventId sync);
 
 // One per catalog id, grouped by family (sync_rules.cpp, transfer_rules.cpp, ...).
 void detect_host_sync(const RuleIndex&, int64_t, int64_t, DetectorOutput&);

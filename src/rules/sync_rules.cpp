@@ -150,6 +150,11 @@ bool host_works_after(const RuleIndex& ix, EventId sync) {
   return next_launch_after(ix, sync) - ix.t.end(sync) > std::max(kSyncResumeSlack, ix.t.dur[sync]);
 }
 
+bool under_value_read(const RuleIndex& ix, EventId sync) {
+  const EventId op = ix.enclosing_op(sync);
+  return op != kNoEvent && (ix.has(op, kSyncOp) || (ix.tree.parent(op) != kNoEvent && ix.has(ix.tree.parent(op), kSyncOp)));
+}
+
 void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   std::vector<SyncCase> cases;
@@ -167,8 +172,7 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
     // Under .item()/.nonzero() a sync is the pattern whatever its length: the host reads a
     // device value, and the queue it drained stays empty until the host launches again.
     const EventId op = ix.enclosing_op(s);
-    const bool reads_value = op != kNoEvent && (ix.has(op, kSyncOp) || (ix.tree.parent(op) != kNoEvent &&
-                                                                         ix.has(ix.tree.parent(op), kSyncOp)));
+    const bool reads_value = under_value_read(ix, s);
     if (t.dur[s] < kSyncMinDur && !reads_value) return;
     if (completes_pageable_upload(ix, s) || completes_round_trip(ix, s)) return;
     // The GPU idles from when its queue drains at the end of the sync until the next launch the
