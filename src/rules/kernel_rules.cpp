@@ -115,18 +115,22 @@ std::string first_type(const Trace& t, EventId op) {
   return std::string(s.substr(q + 1, s.find('"', q + 1) - q - 1));
 }
 
-// The integers of the first inner list of a JSON list of lists ("[[16, 32, 80, 80], []]"):
-// an op's first input's dims or strides; empty when not recorded.
+// The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
+// "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.
+std::string_view first_inner_list(std::string_view s) {
+  const size_t open = s.find('[', s.find('[') + 1);
+  if (open == std::string_view::npos) return {};
+  const size_t close = s.find(']', open);
+  if (close == std::string_view::npos) return {};
+  return s.substr(open, close - open + 1);
+}
+
+// Its integers; empty when not recorded.
 std::vector<int64_t> first_ints(std::string_view s) {
   std::vector<int64_t> v;
-  const size_t open = s.find('[', s.find('[') + 1);
-  if (open == std::string_view::npos) return v;
-  const size_t close = s.find(']', open);
-  if (close == std::string_view::npos) return v;
   int64_t x = 0;
   bool in = false;
-  for (size_t i = open + 1; i < close; ++i) {
-    const char c = s[i];
+  for (const char c : first_inner_list(s)) {
     if (c >= '0' && c <= '9') x = x * 10 + (c - '0'), in = true;
     else if (in) v.push_back(x), x = 0, in = false;
   }
@@ -138,12 +142,8 @@ std::vector<int64_t> first_ints(std::string_view s) {
 std::string first_dims(const Trace& t, EventId op) {
   const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
   if (a == nullptr) return "";
-  const std::string_view s = t.strings.view(a->input_dims);
-  const size_t open = s.find('[', s.find('[') + 1);
-  if (open == std::string_view::npos) return "";
-  const size_t close = s.find(']', open);
-  if (close == std::string_view::npos || close == open + 1) return "";
-  return std::string(s.substr(open, close - open + 1));
+  const std::string_view list = first_inner_list(t.strings.view(a->input_dims));
+  return list.size() > 2 ? std::string(list) : "";
 }
 
 }  // namespace
@@ -381,7 +381,8 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   // arrives, also one the range sees only the start of (the host inside the call through the
   // whole range). Not cuDNN's own transposes: the host time before them is the
   // convolution's dispatch, which the gap would hold without them.
-  const std::vector<Interval> idle = gaps_caused_by(ix, launch_gaps(ix, begin, end, true), out, [&](size_t k) {
+  const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end, true);
+  const std::vector<Interval> idle = gaps_caused_by(ix, gaps, out, [&](size_t k) {
     return conversion(ix.gpu[k]) && !ix.has(ix.gpu[k], kLayoutKernel);
   });
   const int64_t waited = idle_of(idle);
@@ -396,8 +397,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   f.cost = std::min(layout_time + waited, end - begin);
   if (f.events.empty()) {
     // Only the wait shows here: the conversions' kernels arrive after the range.
-    for (const LaunchGap& g : launch_gaps(ix, begin, end, true))
-      if (std::find(idle.begin(), idle.end(), Interval{g.begin, g.end}) != idle.end()) f.events.push_back(ix.gpu[g.next]);
+    f.events = kernels_ending(ix, gaps, idle);
     f.spans = idle;
     f.begin = idle.front().first;
     f.end = idle.back().second;
@@ -482,8 +482,8 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   // them is most of what they cost, and it is theirs, not launch_bound's. A gap that runs
   // past the range's end counts for its part inside when a cast's kernel ends it: the range
   // sees the host on its way to that launch.
-  const std::vector<Interval> idle =
-      gaps_caused_by(ix, launch_gaps(ix, begin, end, true), out, [&](size_t k) { return cast_at.count(k) > 0; });
+  const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end, true);
+  const std::vector<Interval> idle = gaps_caused_by(ix, gaps, out, [&](size_t k) { return cast_at.count(k) > 0; });
   const int64_t cast_idle = idle_of(idle);
   const bool by_kernels = f.events.size() >= kMinCasts && kernel_time > 0;
   const double share = by_kernels ? static_cast<double>(cast_time) / static_cast<double>(kernel_time) : 0.0;
@@ -492,9 +492,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   // around the range.
   const bool idle_fires = idle_share >= kCastIdleFireShare && cast_at.size() >= kMinCasts;
   if (!(by_kernels && share >= kCastFireShare) && !idle_fires) return;
-  if (f.events.empty())  // only the wait shows here: the casts' kernels arrive after the range
-    for (const LaunchGap& g : launch_gaps(ix, begin, end, true))
-      if (std::find(idle.begin(), idle.end(), Interval{g.begin, g.end}) != idle.end()) f.events.push_back(ix.gpu[g.next]);
+  if (f.events.empty()) f.events = kernels_ending(ix, gaps, idle);  // only the wait shows here: the casts' kernels arrive after the range
   f.id = "cast_churn";
   f.confidence = std::max(by_kernels ? confidence_between(share, kCastFireShare, kCastStrongShare) : 0.0,
                           idle_fires ? confidence_between(idle_share, kCastIdleFireShare, kCastIdleStrongShare) : 0.0);

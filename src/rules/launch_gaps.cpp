@@ -56,6 +56,13 @@ int64_t idle_of(const std::vector<Interval>& ivs) {
   return idle;
 }
 
+std::vector<EventId> kernels_ending(const RuleIndex& ix, const std::vector<LaunchGap>& gaps, const std::vector<Interval>& ivs) {
+  std::vector<EventId> kernels;
+  for (const LaunchGap& g : gaps)
+    if (std::find(ivs.begin(), ivs.end(), Interval{g.begin, g.end}) != ivs.end()) kernels.push_back(ix.gpu[g.next]);
+  return kernels;
+}
+
 void claim_launch_gaps(const std::vector<Interval>& ivs, DetectorOutput& out) {
   out.explained_idle.insert(out.explained_idle.end(), ivs.begin(), ivs.end());
   out.caused_launch_gaps.insert(out.caused_launch_gaps.end(), ivs.begin(), ivs.end());
