@@ -66,6 +66,14 @@ struct HostTime {
   int64_t own = 0;
   int64_t queued = 0;
 };
+// The copy's wait behind the launch queue: from its launch call (plus the idle-queue
+// latency) until it starts, when the GPU works meanwhile; an empty interval when none.
+Interval queue_wait(const RuleIndex& ix, EventId g) {
+  const EventId l = ix.tree.launcher(g);
+  if (l == kNoEvent) return {0, 0};
+  const int64_t from = ix.t.ts[l] + ix.launch_latency;
+  return ix.t.ts[g] > from && covered(ix.busy, from, ix.t.ts[g]) > 0 ? Interval{from, ix.t.ts[g]} : Interval{0, 0};
+}
 HostTime host_time(const RuleIndex& ix, EventId g, int64_t b, int64_t e, EventId* op_out = nullptr) {
   const Trace& t = ix.t;
   const EventId op = ix.enclosing_op(g);
@@ -76,9 +84,7 @@ HostTime host_time(const RuleIndex& ix, EventId g, int64_t b, int64_t e, EventId
   const int64_t hb = std::max(b, t.ts[host]), he = std::min(e, t.end(host));
   HostTime h;
   if (he <= hb) return h;
-  if (const int64_t from = l == kNoEvent ? 0 : t.ts[l] + ix.launch_latency; l != kNoEvent && t.ts[g] > from &&
-                                                                              covered(ix.busy, from, t.ts[g]) > 0)
-    h.queued = overlap(hb, he, from, t.ts[g]);
+  if (const Interval wait = queue_wait(ix, g); wait.second > wait.first) h.queued = overlap(hb, he, wait.first, wait.second);
   h.own = (he - hb) - h.queued;
   return h;
 }
@@ -212,11 +218,9 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
     // Where the host is in the op on its own account: its whole span, less a wait behind
     // the queue (the queue's idle gaps are not the copies').
     if (const EventId held = op != kNoEvent ? op : ix.tree.launcher(g); held != kNoEvent) {
-      const EventId l = ix.tree.launcher(g);
-      const int64_t wait_from = l == kNoEvent ? t.ts[g] : t.ts[l] + ix.launch_latency;
-      if (wait_from < t.ts[g] && covered(ix.busy, wait_from, t.ts[g]) > 0) {
-        host_spans.emplace_back(t.ts[held], std::max(t.ts[held], wait_from));
-        host_spans.emplace_back(std::min(t.end(held), t.ts[g]), t.end(held));
+      if (const Interval wait = queue_wait(ix, g); wait.second > wait.first) {
+        host_spans.emplace_back(t.ts[held], std::max(t.ts[held], wait.first));
+        host_spans.emplace_back(std::min(t.end(held), wait.second), t.end(held));
       } else {
         host_spans.emplace_back(t.ts[held], t.end(held));
       }
