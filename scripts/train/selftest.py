@@ -17,10 +17,13 @@
    one window that differs; the val split that picks the epoch can be one set's or the worst.
 8. the sixth round's training options: per-set quotas per epoch, weight averaging (SWA) and a
    teacher's scores blended into the window target still learn the planted pattern, and the
-   max pool gives an empty window a finite score.
+   max pool gives an empty window a finite score;
+9. event dropout (--augment-drop): hides events of a copy, never a window's first, never
+   padding, and leaves the trace's own inputs as they were.
 """
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -32,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from data import instance_target  # noqa: E402
 from model import Detector, random_inputs, robust_z  # noqa: E402
-from train import selection_value  # noqa: E402
+from train import augment_drop, selection_value  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -132,7 +135,7 @@ def check_training_options():
         np.save(os.path.join(d, "teacher.npy"), teacher, allow_pickle=True)
         cmd = [sys.executable, os.path.join(HERE, "train.py"), "--features", feat, "--name", "opts",
                "--out-dir", os.path.join(d, "out"), "--epochs", "6", "--mode", "window", "--set-quota", "feat=20",
-               "--swa-from", "3", "--teacher", os.path.join(d, "teacher.npy"), "--teacher-weight", "0.5",
+               "--swa-from", "3", "--augment-drop", "0.3", "--teacher", os.path.join(d, "teacher.npy"), "--teacher-weight", "0.5",
                "--config", json.dumps({"d": 32, "D": 64, "ffn": 64, "pool_max": 1}), "--tokenizer", "/nonexistent"]
         subprocess.run(cmd, check=True)
         res = json.load(open(os.path.join(d, "out", "opts.json")))
@@ -149,6 +152,22 @@ def check_training_options():
         y = m(*x)
     assert bool(torch.isfinite(y).all()), y
     print("ok quotas, weight averaging, teacher, max pool")
+
+
+def check_augment_drop():
+    x = random_inputs(W=30, E=64, U=20, vocab=512)
+    x[6][:, 40:] = False  # padding
+    before = x[6].clone()
+    hidden = 0
+    for seed in range(20):
+        y = augment_drop(x, 0.6, random.Random(seed))
+        assert torch.equal(x[6], before), "the trace's own mask changed"
+        assert torch.equal(y[6][:, 0], before[:, 0]), "a window lost its first event"
+        assert not bool((y[6] & ~before).any()), "padding became an event"
+        hidden += int((before & ~y[6]).sum())
+    share = hidden / (20 * int(before.sum()))
+    assert 0.15 < share < 0.45, share  # U(0, 0.6) hides 30% on average, the first events never
+    print(f"ok event dropout ({share:.2f} of events hidden)")
 
 
 def check_instance_target():
@@ -187,3 +206,4 @@ if __name__ == "__main__":
     check_forward()
     check_training()
     check_training_options()
+    check_augment_drop()

@@ -188,6 +188,28 @@ def augment_speed(inputs, amount, rng, gaps=False):
     return list(inputs[:5]) + [num] + list(inputs[6:])
 
 
+def augment_drop(inputs, amount, rng):
+    """The trace's inputs with each event hidden (mask 0) with probability U(0, amount), drawn
+    per trace; a window's first event always stays. Traces of other backgrounds differ in what
+    the profiler recorded (Python frames or not, how many small ops), not only in speed."""
+    mask = inputs[6].clone()
+    p = rng.uniform(0.0, amount)
+    g = torch.Generator().manual_seed(rng.randrange(1 << 31))
+    drop = torch.rand(mask.shape, generator=g) < p
+    drop[:, 0] = False
+    mask[drop] = 0
+    return list(inputs[:6]) + [mask] + list(inputs[7:])
+
+
+def augmented(inputs, a, rng):
+    """Training inputs with the augmentations the options ask for."""
+    if a.augment_speed > 0:
+        inputs = augment_speed(inputs, a.augment_speed, rng, a.augment_gaps)
+    if a.augment_drop > 0:
+        inputs = augment_drop(inputs, a.augment_drop, rng)
+    return inputs
+
+
 def parse_quota(spec, train):
     """--set-quota bench=290,x=290 -> {set: traces per epoch}; every train set must be named."""
     if not spec:
@@ -257,6 +279,9 @@ def main():
                          "drawn apart for the two, as on a faster or slower machine (0: off)")
     ap.add_argument("--augment-gaps", action="store_true",
                     help="with --augment-speed: launch delays and gaps scaled by the host's factor too")
+    ap.add_argument("--augment-drop", type=float, default=0.0,
+                    help="training only: each trace's events hidden with probability U(0, a), drawn per trace "
+                         "(a window's first event stays; 0: off)")
     ap.add_argument("--init", help="start from this checkpoint's weights and config (fine-tuning; --config "
                     "overrides only switches that add no weights)")
     ap.add_argument("--swa-from", type=int,
@@ -344,9 +369,7 @@ def main():
         te = time.time()
         for b in range(0, len(order), a.batch):
             batch = order[b:b + a.batch]
-            outs = [model.embed_and_logits(*(augment_speed(t.inputs, a.augment_speed, rng, a.augment_gaps)
-                                             if a.augment_speed > 0
-                                             else t.inputs)) for t in batch]
+            outs = [model.embed_and_logits(*augmented(t.inputs, a, rng)) for t in batch]
             loss, parts = batch_loss(outs, [t.label for t in batch], [t.target for t in batch], a.mode, weights,
                                      a.topk, a.margin_sep, a.margin_rank, a.trace_weight)
             opt.zero_grad()
