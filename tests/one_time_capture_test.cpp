@@ -90,20 +90,25 @@ TEST(OneTimeCapture, VllmCaptureIsInfoNotRecoverableAndPassesTheGate) {
 }
 
 // xDiT's compile warm-up captures graphs for 228 ms of its 397 ms; the GPU idle in there is
-// one-time. Its device syncs outside capture keep their warning and still fail the gate.
-TEST(OneTimeCapture, XditCaptureIdleIsOneTimeWhileItsSyncsStillGate) {
+// one-time. Its device syncs outside capture stay steady-state findings at what they could
+// save (12.1 ms, 3%: the idle after the 35.3 ms call; at most what the calls held the host),
+// and the warning-level idle outside capture still fails the gate.
+TEST(OneTimeCapture, XditCaptureIdleIsOneTimeWhileWorkOutsideCaptureStillGates) {
   const ttap::TraceReport r = analyze(trace(kXditCapture));
-  bool capture_idle = false, sync = false;
+  bool capture_idle = false, sync = false, steady_warning = false;
   for (const ttap::GroupedFinding& g : r.findings) {
     if (g.one_time) {
       EXPECT_EQ(g.severity, ttap::Severity::info) << groups_text(r);
       EXPECT_FALSE(g.saving) << groups_text(r);
       capture_idle |= g.id == "gpu_idle";
+    } else {
+      steady_warning |= g.severity >= ttap::Severity::warning;
     }
-    if (g.id == "host_sync") {
+    if (g.id == "host_sync" && g.share > 0.01) {
       sync = true;
       EXPECT_FALSE(g.one_time) << groups_text(r);
-      EXPECT_EQ(g.severity, ttap::Severity::warning) << groups_text(r);
+      EXPECT_GT(g.share, 0.02) << groups_text(r);
+      EXPECT_LT(g.share, 0.05) << groups_text(r);
     }
     if (g.id == "gpu_idle" && !g.one_time) {
       EXPECT_LT(g.share, 0.05) << "outside capture the idle is small\n" << groups_text(r);
@@ -111,9 +116,10 @@ TEST(OneTimeCapture, XditCaptureIdleIsOneTimeWhileItsSyncsStillGate) {
   }
   EXPECT_TRUE(capture_idle) << "the capture's idle is reported, as one-time\n" << groups_text(r);
   EXPECT_TRUE(sync) << groups_text(r);
-  // The syncs' ~10% is what is left; before, the capture's idle made it 71%.
+  EXPECT_TRUE(steady_warning) << groups_text(r);
+  // What is left outside capture; before, the capture's idle made it 71%.
   EXPECT_LT(r.recoverable_share, 0.2) << groups_text(r);
-  EXPECT_GT(r.recoverable_share, 0.05) << groups_text(r);
+  EXPECT_GT(r.recoverable_share, 0.03) << groups_text(r);
   EXPECT_EQ(r.verdict, ttap::Verdict::flagged);
   EXPECT_TRUE(r.gate_failed);
 }

@@ -236,18 +236,32 @@ WhatIf host_sync_from(const Trace& t, const EventTree& tree, const AsIs& base) {
   }
   // Each call's stretch, from its start to the first GPU work after it returns, merged:
   // calls back to back wait for the same idle GPU, which is lost once, not once per call.
-  std::vector<Interval> waits;
+  // A stretch saves at most the time its calls held the host: without them the host runs
+  // ahead by that much and no more, so idle after a call returns that is longer than the
+  // call (the host busy with other work) is not the call's to save.
+  struct Wait {
+    int64_t begin, end, blocked;
+  };
+  std::vector<Wait> waits;
   for (EventId e = 0; e < t.size(); ++e) {
     if (!is_launch(t.category[e]) || !is_sync_call(t.name_of(e))) continue;
     auto next = std::lower_bound(f.busy.begin(), f.busy.end(), Interval{t.end(e), t.end(e)},
                                  [](const Interval& a, const Interval& b) { return a.second < b.second; });
     const int64_t resume = next == f.busy.end() ? t.end(e) : std::max(t.end(e), next->first);
-    waits.emplace_back(t.ts[e], resume);
+    waits.push_back({t.ts[e], resume, t.dur[e]});
   }
+  std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) { return a.begin < b.begin; });
   int64_t idle = 0;
-  for (const auto& [lo, hi] : merge_intervals(std::move(waits))) idle += idle_in_span(f, lo, hi);
+  for (size_t i = 0; i < waits.size();) {
+    Wait merged = waits[i];
+    for (++i; i < waits.size() && waits[i].begin <= merged.end; ++i) {
+      merged.end = std::max(merged.end, waits[i].end);
+      merged.blocked += waits[i].blocked;
+    }
+    idle += std::min(idle_in_span(f, merged.begin, merged.end), merged.blocked);
+  }
   return finish({"host_sync", "keep values on the device; sync or log every N steps", 0, 0,
-                 "GPU idle time from each synchronizing call's start to the next GPU work after it (no steps to replay)"},
+                 "GPU idle time from each synchronizing call's start to the next GPU work after it, at most the time the calls held the host (no steps to replay)"},
                 idle, f);
 }
 
