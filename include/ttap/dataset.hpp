@@ -25,6 +25,11 @@ struct DatasetEntry {
   std::string json;       // the line itself
 };
 
+// The manifest line's value for `key` as text (a string as it is, a number or a boolean
+// as written), "" when the line has no such key. Throws InputError naming the line when the
+// value is an object, an array or null: it cannot name a group.
+std::string manifest_text(const DatasetEntry& entry, const std::string& key, const std::string& manifest_path);
+
 // Reads DIR/manifest.jsonl. Throws InputError naming the line for malformed lines,
 // missing fields, unknown ids or labels, and ranges with ts_end < ts_begin.
 std::vector<DatasetEntry> read_manifest(const std::string& dir);

@@ -23,6 +23,7 @@
 #include "ttap/metrics.hpp"
 #include "ttap/rules.hpp"
 #include "ttap/scoring.hpp"
+#include "ttap/table.hpp"
 
 namespace ttap::cli {
 
@@ -242,6 +243,48 @@ int write_window_table(const EvalOptions& o, const std::vector<DatasetEntry>& en
   return failed ? kBadInput : kOk;
 }
 
+double mean_score_of(const Group& g, uint8_t label) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < g.trace_scores.size(); ++i)
+    if (g.trace_labels[i] == label) sum += g.trace_scores[i], ++n;
+  return n ? sum / static_cast<double>(n) : std::nan("");
+}
+
+// `--by KEY`: each value's figures within a split, so that a set made of several
+// backgrounds (or tasks, models, machines) shows which of them the figures come from.
+std::string breakdown_json(const std::string& key, const std::map<std::string, Group>& values) {
+  std::string out = fmt::format(", \"by\": {{\"key\": {}, \"values\": {{", json_string(key));
+  bool first = true;
+  for (const auto& [value, g] : values) {
+    out += fmt::format("{}{}: {{\"traces\": {}, \"bad\": {}, \"trace_auc\": {}, \"mean_score_good\": {}, \"mean_score_bad\": {}, "
+                       "\"window_auc\": {}, \"localization\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
+                       "\"finding_coverage\": {}}}",
+                       first ? "" : ", ", json_string(value), g.trace_scores.size(),
+                       std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), num(auc_roc(g.trace_scores, g.trace_labels)),
+                       num(mean_score_of(g, 0)), num(mean_score_of(g, 1)), num(auc_roc(g.window_scores, g.window_labels)),
+                       num(ratio(g.localized, g.ranges)), num(ratio(g.correct, g.classified)), g.classified,
+                       num(ratio(g.covered, g.classified)));
+    first = false;
+  }
+  return out + "}}";
+}
+
+std::string breakdown_text(const std::string& key, const std::string& split, const std::map<std::string, Group>& values) {
+  size_t width = key.size();
+  for (const auto& [value, g] : values) width = std::max(width, value.size());
+  std::string out = fmt::format("\n{} split by {}: score = mean trace score of the good / bad traces\n", split, key);
+  const auto score = [](double v) { return std::isnan(v) ? std::string("n/a") : fmt::format("{:.3f}", v); };
+  out += fmt::format("{:<{}} {:>6} {:>5} {:>9} {:>14} {:>10} {:>12} {:>14}\n", key, width, "traces", "bad", "trace AUC",
+                     "score good/bad", "window AUC", "localization", "classification");
+  for (const auto& [value, g] : values)
+    out += fmt::format("{:<{}} {:>6} {:>5} {:>9} {:>14} {:>10} {:>12} {:>14}\n", value, width, g.trace_scores.size(),
+                       std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), pct_text(auc_roc(g.trace_scores, g.trace_labels)),
+                       score(mean_score_of(g, 0)) + "/" + score(mean_score_of(g, 1)), pct_text(auc_roc(g.window_scores, g.window_labels)),
+                       pct_text(ratio(g.localized, g.ranges)), pct_text(ratio(g.correct, g.classified)));
+  return out;
+}
+
 }  // namespace
 
 int run_eval(const EvalOptions& o) {
@@ -275,6 +318,21 @@ int run_eval(const EvalOptions& o) {
   for (const auto& e : entries)
     if (e.split == "train") train_tasks.insert(e.task);
 
+  // --by KEY: read every line's value first, so that a key no line has is an error before
+  // any trace is scored, not an empty table after all of them.
+  std::vector<std::string> by_value(entries.size());
+  if (!o.by.empty()) {
+    const std::string manifest = o.dataset + "/manifest.jsonl";
+    bool any = false;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      by_value[i] = manifest_text(entries[i], o.by, manifest);
+      any |= !by_value[i].empty();
+      if (by_value[i].empty()) by_value[i] = "(none)";
+    }
+    if (!any) throw InputError(manifest, fmt::format("--by {}: no line of the manifest has \"{}\"", o.by, o.by));
+  }
+  std::map<std::string, std::map<std::string, Group>> by_groups;  // split -> value -> figures
+
   std::vector<std::string> order{"train", "val", "test", "test/seen", "test/unseen"};
   std::map<std::string, Group> groups;
   const bool tty = ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
@@ -286,6 +344,7 @@ int run_eval(const EvalOptions& o) {
     try {
       const Sample s = evaluate_trace(e, o, so, llm.get(), warning);
       add(groups[e.split], s);
+      if (!o.by.empty()) add(by_groups[e.split][by_value[i]], s);
       llm_table += llm_table_rows(s);
       if (e.split == "test") add(groups[train_tasks.count(e.task) ? "test/seen" : "test/unseen"], s);
     } catch (const InputError& err) {
@@ -333,7 +392,9 @@ int run_eval(const EvalOptions& o) {
                            num(ratio(st.correct, st.classified)), confusion);
         first_id = false;
       }
-      out += "}}";
+      out += "}";
+      if (by_groups.count(name)) out += breakdown_json(o.by, by_groups[name]);
+      out += "}";
     }
     out += "}}\n";
   } else {
@@ -355,6 +416,8 @@ int run_eval(const EvalOptions& o) {
                                            pct_text(ratio(g.llm_correct, g.llm_classified)), g.llm_failed)
                              : "");
     }
+    for (const std::string& name : order)
+      if (by_groups.count(name)) out += breakdown_text(o.by, name, by_groups[name]);
     if (groups.count("test")) {
       out += fmt::format("\nper id (test split): ranges, localization, window AUC (id windows vs negatives), rule classification\n");
       out += fmt::format("{:<24} {:>6} {:>12} {:>10} {:>14}  most predicted\n", "id", "ranges", "localization", "window AUC", "classification");

@@ -70,6 +70,7 @@ struct EvalOptions {
   double llm_timeout = 60;
   std::string llm_table;     // one row per window the LLM was asked about: labels, the rules' and the LLM's ids
   std::string window_table;  // write the per-window table for fitting the hybrid scorer, not the figures
+  std::string by;            // also report each split's figures per value of this manifest key (e.g. background)
 };
 
 // `ttap analyze`. Unset optionals fall back to the config file, then to the defaults.

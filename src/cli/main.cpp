@@ -133,6 +133,8 @@ int dispatch(int argc, char** argv) {
   eval_cmd->add_option("--llm-timeout", eval.llm_timeout, "Seconds per request")->check(CLI::Range(0.1, 3600.0));
   eval_cmd->add_option("--llm-table", eval.llm_table,
                        "With --llm-url: write one tab-separated row per window the LLM was asked about (labels, the rules' first id, the LLM's ids)");
+  eval_cmd->add_option("--by", eval.by,
+                       "Also report each split's figures per value of this manifest key (background, task, model, hardware, ...)");
   eval_cmd->add_option("--window-table", eval.window_table,
                        "Instead of the figures, write each window's label, model score and rule evidence (TSV) for scripts/train/fit_hybrid.py");
 

@@ -87,6 +87,26 @@ std::vector<DatasetEntry> read_manifest(const std::string& dir) {
   return entries;
 }
 
+std::string manifest_text(const DatasetEntry& entry, const std::string& key, const std::string& manifest_path) {
+  const std::string where = fmt::format("{}:{}", manifest_path, entry.line);
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  if (parser.parse(entry.json).get(o) != simdjson::SUCCESS) throw InputError(where, "not a JSON object");
+  simdjson::dom::element v;
+  if (o[key].get(v) != simdjson::SUCCESS) return {};
+  switch (v.type()) {
+    case simdjson::dom::element_type::STRING:
+      return std::string(v.get_string().value_unsafe());
+    case simdjson::dom::element_type::INT64:
+    case simdjson::dom::element_type::UINT64:
+    case simdjson::dom::element_type::DOUBLE:
+    case simdjson::dom::element_type::BOOL:
+      return simdjson::minify(v);
+    default:
+      throw InputError(where, fmt::format("\"{}\" is not a string, number or boolean, so it cannot name a group", key));
+  }
+}
+
 namespace {
 int64_t overlap(const Window& w, const LabeledRange& r) {
   return std::max<int64_t>(0, std::min(w.end, r.end) - std::max(w.begin, r.begin));
