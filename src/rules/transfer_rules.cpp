@@ -31,6 +31,13 @@ int64_t bytes_of(const Trace& t, EventId g) {
   return c == nullptr ? -1 : c->bytes;
 }
 
+// A copy small_transfers counts: host to device or back, under kSmallCopyBytes.
+bool is_small_host_copy(const Trace& t, EventId g) {
+  const Dir d = direction(t.name_of(g));
+  const int64_t b = bytes_of(t, g);
+  return (d == Dir::HtoD || d == Dir::DtoH) && b >= 0 && b < kSmallCopyBytes;
+}
+
 // Copies of the primary device that start in [b, e).
 std::vector<EventId> copies_in(const RuleIndex& ix, int64_t b, int64_t e) {
   std::vector<EventId> v;
@@ -207,10 +214,30 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   // too few to judge alone. The cost is the host time they take in the range.
   const int64_t mid = begin + (end - begin) / 2;
   const int64_t ctx_b = std::min(begin, mid - kCopyContext / 2), ctx_e = std::max(end, mid + kCopyContext / 2);
-  for (EventId g : copies_in(ix, ctx_b, ctx_e)) {
+  // A range the host spends (at least half of it) inside one small copy's call whose copy
+  // starts far from it (a pageable copy waits for everything queued before it: 64 ms in
+  // aten::copy_ for 8 bytes) is judged by that copy's burst too, counted over the same
+  // kCopyContext around the copy: the host queues nothing while it waits, and the burst's fix
+  // ends the wait.
+  EventId held = kNoEvent;
+  ix.memcpy_calls.each_overlapping(t, begin, end, [&](EventId call) {
+    if (2 * overlap(t.ts[call], t.end(call), begin, end) < end - begin) return;
+    for (EventId g : ix.tree.children(call))
+      if (t.category[g] == Category::GpuMemcpy && ix.on_primary(g) && is_small_host_copy(t, g) &&
+          (t.ts[g] < ctx_b || t.ts[g] >= ctx_e) && (held == kNoEvent || t.dur[call] > t.dur[ix.tree.launcher(held)]))
+        held = g;
+  });
+  std::vector<Interval> judged{{ctx_b, ctx_e}};
+  if (held != kNoEvent) judged.emplace_back(t.ts[held] - kCopyContext / 2, t.ts[held] + kCopyContext / 2);
+  std::vector<EventId> candidates;
+  for (auto [jb, je] : merge_intervals(std::move(judged))) {
+    const std::vector<EventId> v = copies_in(ix, jb, je);
+    candidates.insert(candidates.end(), v.begin(), v.end());
+  }
+  for (EventId g : candidates) {
+    if (!is_small_host_copy(t, g)) continue;
     const Dir d = direction(t.name_of(g));
     const int64_t b = bytes_of(t, g);
-    if ((d != Dir::HtoD && d != Dir::DtoH) || b < 0 || b >= kSmallCopyBytes) continue;
     EventId op;
     const HostTime h = host_time(ix, g, begin, end, &op);
     host += h.own;
@@ -241,10 +268,29 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
                                    "{} of host time in the ops that issue them",
                                    f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
                                    bytes_text(bytes / static_cast<int64_t>(f.events.size())), dur_text(host)));
-  if (ctx_e - ctx_b > end - begin)
+  if (ctx_e - ctx_b > end - begin && held == kNoEvent)
     f.evidence.push_back(fmt::format("counted over the {} around the range, {} of them in it; the host time is the "
                                      "range's",
                                      dur_text(ctx_e - ctx_b), here));
+  if (held != kNoEvent) {
+    // The call the host is in across the range, with its whole length, as alloc_churn and
+    // host_sync say theirs.
+    const EventId op = ix.enclosing_op(held);
+    const EventId call = op != kNoEvent ? op : ix.tree.launcher(held);
+    const Interval wait = queue_wait(ix, held);
+    const auto at = [&](int64_t ts) { return fmt::format("{}{}", ts < begin ? "-" : "+", dur_text(std::llabs(ts - begin))); };
+    const int64_t from_range = t.ts[held] >= end ? t.ts[held] - end : begin - t.ts[held];
+    f.evidence.push_back(fmt::format(
+        "the host is in {} of {} across the range ({} to {} of the range start), the call of the {} {} of this burst "
+        "that starts on the GPU {} {} the range: {}the host launches nothing until it returns{}; the burst is counted "
+        "over the {} around that copy",
+        t.name_of(call), dur_text(t.dur[call]), at(t.ts[call]), at(t.end(call)), bytes_text(bytes_of(t, held)),
+        t.name_of(held), dur_text(from_range), t.ts[held] >= end ? "after" : "before",
+        wait.second > wait.first ? fmt::format("it waits {} behind the launch queue, and ", dur_text(wait.second - wait.first))
+                                 : "",
+        2 * covered(ix.busy, begin, end) >= end - begin ? ", while the GPU works off what was queued before" : "",
+        dur_text(kCopyContext)));
+  }
   f.evidence.push_back(top_name(by_op) == "(no op)"
                            ? fmt::format("most issued outside any op ({} copies)", by_op["(no op)"])
                            : fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
