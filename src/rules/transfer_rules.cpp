@@ -219,13 +219,17 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   // aten::copy_ for 8 bytes) is judged by that copy's burst too, counted over the same
   // kCopyContext around the copy: the host queues nothing while it waits, and the burst's fix
   // ends the wait.
-  EventId held = kNoEvent;
+  EventId held = kNoEvent, held_call = kNoEvent;
   ix.memcpy_calls.each_overlapping(t, begin, end, [&](EventId call) {
     if (2 * overlap(t.ts[call], t.end(call), begin, end) < end - begin) return;
+    if (held_call != kNoEvent && t.dur[call] <= t.dur[held_call]) return;
     for (EventId g : ix.tree.children(call))
       if (t.category[g] == Category::GpuMemcpy && ix.on_primary(g) && is_small_host_copy(t, g) &&
-          (t.ts[g] < ctx_b || t.ts[g] >= ctx_e) && (held == kNoEvent || t.dur[call] > t.dur[ix.tree.launcher(held)]))
+          (t.ts[g] < ctx_b || t.ts[g] >= ctx_e)) {
         held = g;
+        held_call = call;
+        break;
+      }
   });
   std::vector<Interval> judged{{ctx_b, ctx_e}};
   if (held != kNoEvent) judged.emplace_back(t.ts[held] - kCopyContext / 2, t.ts[held] + kCopyContext / 2);
@@ -276,7 +280,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
     // The call the host is in across the range, with its whole length, as alloc_churn and
     // host_sync say theirs.
     const EventId op = ix.enclosing_op(held);
-    const EventId call = op != kNoEvent ? op : ix.tree.launcher(held);
+    const EventId call = op != kNoEvent ? op : held_call;
     const Interval wait = queue_wait(ix, held);
     const auto at = [&](int64_t ts) { return fmt::format("{}{}", ts < begin ? "-" : "+", dur_text(std::llabs(ts - begin))); };
     const int64_t from_range = t.ts[held] >= end ? t.ts[held] - end : begin - t.ts[held];
