@@ -8,6 +8,7 @@
 // no aten::copy_.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "rule_index.hpp"
@@ -125,16 +126,104 @@ void finish(const RuleIndex& ix, RuleFinding& f) {
   f.locations = user_locations(ix, f.events);
 }
 
+// The main thread's outermost op running at `at` that began before it, or kNoEvent.
+EventId outer_op_across(const RuleIndex& ix, int64_t at) {
+  EventId found = kNoEvent;
+  ix.cpu_ops.each_overlapping(ix.t, at, at + 1, [&](EventId op) {
+    if (ix.t.track[op] == ix.main_thread && ix.t.ts[op] < at && ix.enclosing_op(op) == kNoEvent) found = op;
+  });
+  return found;
+}
+
+// Whether a copying call's length is plausibly its copy: at least kMinCopyRate elements of
+// its first input per microsecond. A CPU copies hundreds of elements per microsecond even
+// with Debian's reference build (the zoo's fp16 weight casts: 35-85); a 4.94 ms aten::to of
+// 123 integers (hta_no_distributed_info) spent its time on something else, a wait or the
+// allocator, and is no cast work. Unknown without recorded shapes.
+constexpr int64_t kMinCopyRate = 1;
+bool copying_its_length(const RuleIndex& ix, EventId op) {
+  const OpArgs* a = ix.t.op(op);
+  if (a == nullptr) return false;
+  const std::vector<int64_t> dims = first_ints(ix.t.strings.view(a->input_dims));
+  if (dims.empty()) return false;
+  int64_t elements = 1;
+  for (int64_t d : dims) elements *= d;
+  return elements * 1000 >= kMinCopyRate * ix.t.dur[op];
+}
+
+// A range that lies mostly inside one long copying call begun before it holds too few calls
+// of its own to show a loop: a 6 ms window inside one 62 ms aten::to of a weight cast
+// (deeplabv3's classifier, `p.to(torch.float16)` over every parameter each step) saw no
+// op start at all. Such a call is judged with the calls around it, over its own length on
+// either side: when those hold a loop of this group's calls (at least `min_calls`, at
+// least `fire` of the op time there), the range's part of the calls is the pattern's.
+// Returns the calls crossing or starting in the range, empty when there is no such loop;
+// `context` gets the calls counted around it.
+Calls loop_across_start(const RuleIndex& ix, int64_t begin, int64_t end, Calls Copies::*group, size_t min_calls,
+                        double fire, Calls& context) {
+  const EventId across = outer_op_across(ix, begin);
+  if (across == kNoEvent || !(ix.has(across, kCastOp) || ix.has(across, kCloneOp)) || !copying_its_length(ix, across))
+    return {};
+  const int64_t reach = ix.t.dur[across];
+  const OuterOps around = outer_ops(ix, ix.t.ts[across] - reach, std::max(end, ix.t.end(across)) + reach);
+  if (around.time == 0) return {};
+  context = copies_in(ix, around).*group;
+  const bool in_group = std::find(context.ops.begin(), context.ops.end(), across) != context.ops.end();
+  const double share = static_cast<double>(context.time) / static_cast<double>(around.time);
+  if (!in_group || context.ops.size() < min_calls || share < fire) return {};
+  Calls here;
+  for (EventId op : context.ops)
+    if (op == across || (ix.t.ts[op] >= begin && ix.t.ts[op] < end)) here.add(ix, op);
+  return here;
+}
+
+// The finding for a range judged by loop_across_start: what the range holds of the loop's
+// calls (`here`, the first one running across the range's start), against the main
+// thread's op time in the range, each clipped to it; the cost is that part alone.
+void across_finding(const RuleIndex& ix, int64_t begin, int64_t end, const char* id, const Calls& here,
+                    const Calls& context, double fire, double strong, std::string_view what,
+                    std::string (*fix)(const RuleFinding&), DetectorOutput& out) {
+  const Trace& t = ix.t;
+  const EventId across = here.ops.front();
+  int64_t calls_inside = 0, ops_inside = overlap(t.ts[across], t.end(across), begin, end);
+  for (EventId op : here.ops) calls_inside += overlap(t.ts[op], t.end(op), begin, end);
+  for (EventId op : outer_ops(ix, begin, end).ops) ops_inside += overlap(t.ts[op], t.end(op), begin, end);
+  // Only a range that is mostly that call: one where it just spills over the edge holds
+  // calls of its own to be judged by (copy_finding).
+  if (ops_inside == 0 || 2 * overlap(t.ts[across], t.end(across), begin, end) < ops_inside) return;
+  const double share = static_cast<double>(calls_inside) / static_cast<double>(ops_inside);
+  if (share < fire) return;
+  RuleFinding f;
+  f.id = id;
+  f.confidence = confidence_between(share, fire, strong);
+  f.cost = calls_inside;
+  f.events = here.ops;
+  finish(ix, f);
+  f.evidence.push_back(fmt::format("the range begins inside {} ({}, from {} before the range start), one of {} {} "
+                                   "that take {} within its own length on either side",
+                                   t.name_of(across), dur_text(t.dur[across]), dur_text(begin - t.ts[across]),
+                                   context.ops.size(), what, dur_text(context.time)));
+  f.evidence.push_back(fmt::format("{} of them in the range: {}, {} of the op time on the main thread in the range",
+                                   here.ops.size(), dur_text(calls_inside), pct_text(share)));
+  f.evidence.push_back("calls: " + count_by_name(ix, context.ops));
+  f.fix = fix(f);
+  out.findings.push_back(std::move(f));
+}
+
 // How cast_churn and redundant_copy read a CPU-only trace: one group of copying calls,
 // judged by its share of the main thread's op time in [begin, end). `what` names the calls.
 void copy_finding(const RuleIndex& ix, int64_t begin, int64_t end, const char* id, Calls Copies::*group,
                   size_t min_calls, double fire, double strong, std::string_view what,
                   std::string (*fix)(const RuleFinding&), DetectorOutput& out) {
   const OuterOps outer = outer_ops(ix, begin, end);
-  if (outer.time == 0) return;
-  const Calls calls = copies_in(ix, outer).*group;
-  const double share = static_cast<double>(calls.time) / static_cast<double>(outer.time);
-  if (calls.ops.size() < min_calls || share < fire) return;
+  const Calls calls = outer.time > 0 ? copies_in(ix, outer).*group : Calls{};
+  const double share = outer.time > 0 ? static_cast<double>(calls.time) / static_cast<double>(outer.time) : 0.0;
+  if (calls.ops.size() < min_calls || share < fire) {
+    Calls context;
+    const Calls here = loop_across_start(ix, begin, end, group, min_calls, fire, context);
+    if (!here.ops.empty()) across_finding(ix, begin, end, id, here, context, fire, strong, what, fix, out);
+    return;
+  }
   RuleFinding f;
   f.id = id;
   f.confidence = confidence_between(share, fire, strong);

@@ -115,29 +115,6 @@ std::string first_type(const Trace& t, EventId op) {
   return std::string(s.substr(q + 1, s.find('"', q + 1) - q - 1));
 }
 
-// The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
-// "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.
-std::string_view first_inner_list(std::string_view s) {
-  const size_t open = s.find('[', s.find('[') + 1);
-  if (open == std::string_view::npos) return {};
-  const size_t close = s.find(']', open);
-  if (close == std::string_view::npos) return {};
-  return s.substr(open, close - open + 1);
-}
-
-// Its integers; empty when not recorded.
-std::vector<int64_t> first_ints(std::string_view s) {
-  std::vector<int64_t> v;
-  int64_t x = 0;
-  bool in = false;
-  for (const char c : first_inner_list(s)) {
-    if (c >= '0' && c <= '9') x = x * 10 + (c - '0'), in = true;
-    else if (in) v.push_back(x), x = 0, in = false;
-  }
-  if (in) v.push_back(x);
-  return v;
-}
-
 // The shape of an op's first input ("[4, 3, 160, 160]"), "" when not recorded or a scalar.
 std::string first_dims(const Trace& t, EventId op) {
   const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);

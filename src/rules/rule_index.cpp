@@ -410,6 +410,29 @@ double ramp(double x, double lo, double hi) {
 
 double confidence_between(double signal, double fire, double strong) { return 0.4 + 0.6 * ramp(signal, fire, strong); }
 
+// The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
+// "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.
+std::string_view first_inner_list(std::string_view s) {
+  const size_t open = s.find('[', s.find('[') + 1);
+  if (open == std::string_view::npos) return {};
+  const size_t close = s.find(']', open);
+  if (close == std::string_view::npos) return {};
+  return s.substr(open, close - open + 1);
+}
+
+// Its integers; empty when not recorded.
+std::vector<int64_t> first_ints(std::string_view s) {
+  std::vector<int64_t> v;
+  int64_t x = 0;
+  bool in = false;
+  for (const char c : first_inner_list(s)) {
+    if (c >= '0' && c <= '9') x = x * 10 + (c - '0'), in = true;
+    else if (in) v.push_back(x), x = 0, in = false;
+  }
+  if (in) v.push_back(x);
+  return v;
+}
+
 std::string dur_text(int64_t ns) {
   const double v = static_cast<double>(ns);
   if (ns >= 10'000'000) return fmt::format("{:.1f} ms", v / 1e6);

@@ -196,6 +196,11 @@ std::string pct_text(double share);
 std::string count_text(size_t n, std::string_view noun);
 std::string short_kernel_name(std::string_view name);
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
+// The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
+// "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.
+std::string_view first_inner_list(std::string_view s);
+// Its integers; empty when not recorded.
+std::vector<int64_t> first_ints(std::string_view s);
 // Length of merged intervals within [b, e).
 int64_t covered(const std::vector<Interval>& merged, int64_t b, int64_t e);
 // Parts of [b, e) not covered by merged intervals.
