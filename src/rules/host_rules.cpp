@@ -386,7 +386,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   if (on_main_thread) whose.push_back("the main thread");
   if (on_loop_thread) whose.push_back("the training loop's thread (not the one that launches most)");
   if (on_engine_thread) whose.push_back("the autograd engine's thread (the backward pass)");
-  const std::string who = fmt::format("{} {}", fmt::join(whose, " and "), whose.size() == 1 ? "runs" : "run");
+  // No thread's culprit: the idle is all unprofiled code after a read (the line below says so).
+  const std::string who = whose.empty() ? std::string("the host runs unprofiled")
+                                        : fmt::format("{} {}", fmt::join(whose, " and "), whose.size() == 1 ? "runs" : "run");
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while {} CPU work that launches "
                                    "nothing",
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(used.size(), "gap"),
