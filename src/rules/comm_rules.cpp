@@ -22,6 +22,8 @@ constexpr int64_t kMinBlocked = 100'000;
 // A compute kernel that starts within this (plus the idle-queue launch latency) of a
 // collective's end, though launched earlier, was waiting for it.
 constexpr int64_t kResumeSlack = 20'000;
+// A wait on a collective names the c10d op its thread issued within this before it.
+constexpr int64_t kIssueWindow = 1'000'000;
 
 // The op that launched a GPU event, or the kernel name when no op did.
 std::string comm_op(const RuleIndex& ix, EventId g) {
@@ -38,6 +40,19 @@ std::string top_text(const std::map<std::string, int64_t>& m) {
   return s;
 }
 
+// The collective a wait waits for: the last c10d op its thread issued in the millisecond
+// before the wait began (c10d::allreduce_ before aten::wait), or kNoEvent.
+EventId collective_before(const RuleIndex& ix, EventId wait) {
+  const Trace& t = ix.t;
+  EventId found = kNoEvent;
+  ix.cpu_ops.each_overlapping(t, t.ts[wait] - kIssueWindow, t.ts[wait], [&](EventId op) {
+    if (t.track[op] != t.track[wait] || t.ts[op] > t.ts[wait] || ix.has(op, kCommWait)) return;
+    if (!t.name_of(op).starts_with("c10d::")) return;
+    if (found == kNoEvent || t.ts[op] > t.ts[found]) found = op;
+  });
+  return found;
+}
+
 bool ddp_trace(const Trace& t) { return t.strings.find("DistributedDataParallel.forward") != kNoString; }
 
 }  // namespace
@@ -48,10 +63,27 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   // A collective on the compute stream itself is exposed because it is serialized with
   // compute there: comm_blocks_compute reports it, with that cause.
   int64_t exposed = 0;
+  std::vector<Interval> where;  // the exposed time, for the finding's spans
   for (auto [b, e] : ix.comm_side) {
     if (e <= begin || b >= end) continue;
-    for (auto iv : uncovered(ix.compute, std::max(b, begin), std::min(e, end))) exposed += iv.second - iv.first;
+    for (auto iv : uncovered(ix.compute, std::max(b, begin), std::min(e, end))) exposed += iv.second - iv.first, where.push_back(iv);
   }
+  // The host blocked on a collective: while the loop's thread (or the one that launches most)
+  // sits in work.wait() it launches nothing, and the GPU, its queue run dry, idles until the
+  // collective completes. That idle is the communication's, exposed as surely as a collective
+  // kernel running alone (a blocking wait: Gloo, or NCCL with blocking wait on).
+  EventId longest_wait = kNoEvent;
+  std::vector<Interval> waited;
+  ix.cpu_ops.each_overlapping(t, begin, end, [&](EventId w) {
+    if (!ix.has(w, kCommWait) || (t.track[w] != ix.main_thread && t.track[w] != ix.step_thread)) return;
+    const std::vector<Interval> idle = ix.idle_gaps_in_steps(std::max(begin, t.ts[w]), std::min(end, t.end(w)));
+    if (idle.empty()) return;
+    waited.insert(waited.end(), idle.begin(), idle.end());
+    if (longest_wait == kNoEvent || t.dur[w] > t.dur[longest_wait]) longest_wait = w;
+  });
+  waited = merge_intervals(std::move(waited));
+  const int64_t wait_idle = total_length(waited);
+  exposed += wait_idle;
   const double range = static_cast<double>(end - begin);
   if (exposed < kMinExposed || static_cast<double>(exposed) / range < kExposedFireShare) return;
   RuleFinding f;
@@ -79,11 +111,28 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
     f.end = f.begin;
     for (EventId g : f.events) f.begin = std::min(f.begin, t.ts[g]), f.end = std::max(f.end, t.end(g));
   }
-  f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
-                                   "kernel running",
-                                   dur_text(covered(ix.comm_side, begin, end)), dur_text(exposed),
-                                   pct_text(static_cast<double>(exposed) / range)));
+  if (exposed > wait_idle)
+    f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
+                                     "kernel running",
+                                     dur_text(covered(ix.comm_side, begin, end)), dur_text(exposed - wait_idle),
+                                     pct_text(static_cast<double>(exposed - wait_idle) / range)));
   if (!by_kernel.empty()) f.evidence.push_back("exposed: " + top_text(by_kernel) + "; issued by " + top_text(by_op));
+  if (wait_idle > 0) {
+    const EventId issued = collective_before(ix, longest_wait);
+    f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) while {} waits in {} ({}) for {}, launching nothing",
+                                     dur_text(wait_idle), pct_text(static_cast<double>(wait_idle) / range),
+                                     t.track[longest_wait] == ix.step_thread && ix.step_thread != ix.main_thread
+                                         ? "the training loop's thread"
+                                         : "the main thread",
+                                     t.name_of(longest_wait), dur_text(t.dur[longest_wait]),
+                                     issued == kNoEvent ? std::string("a collective")
+                                                        : fmt::format("the {} it issued {} before", t.name_of(issued),
+                                                                      dur_text(t.ts[longest_wait] - t.ts[issued]))));
+    f.events.push_back(longest_wait);
+    where.insert(where.end(), waited.begin(), waited.end());
+    f.spans = merge_intervals(std::move(where));
+    out.explained_idle.insert(out.explained_idle.end(), waited.begin(), waited.end());
+  }
   f.locations = user_locations(ix, f.events);
   const std::string what = by_op.empty() ? std::string("the collectives") : top_text(by_op).substr(0, top_text(by_op).find(' '));
   f.fix = ddp_trace(t)
