@@ -146,9 +146,9 @@ bool copying_its_length(const RuleIndex& ix, EventId op) {
   if (a == nullptr) return false;
   const std::vector<int64_t> dims = first_ints(ix.t.strings.view(a->input_dims));
   if (dims.empty()) return false;
-  int64_t elements = 1;
-  for (int64_t d : dims) elements *= d;
-  return elements * 1000 >= kMinCopyRate * ix.t.dur[op];
+  double elements = 1;  // a double: a hostile trace's dims could overflow an integer product
+  for (int64_t d : dims) elements *= static_cast<double>(d);
+  return elements * 1000.0 >= static_cast<double>(kMinCopyRate) * static_cast<double>(ix.t.dur[op]);
 }
 
 // A range that lies mostly inside one long copying call begun before it holds too few calls

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <map>
 
 namespace ttap::rules {
@@ -420,13 +421,15 @@ std::string_view first_inner_list(std::string_view s) {
   return s.substr(open, close - open + 1);
 }
 
-// Its integers; empty when not recorded.
+// Its integers; empty when not recorded. A number too long for int64 saturates (a hostile
+// trace's digits must not overflow).
 std::vector<int64_t> first_ints(std::string_view s) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> v;
   int64_t x = 0;
   bool in = false;
   for (const char c : first_inner_list(s)) {
-    if (c >= '0' && c <= '9') x = x * 10 + (c - '0'), in = true;
+    if (c >= '0' && c <= '9') x = x > (kMax - (c - '0')) / 10 ? kMax : x * 10 + (c - '0'), in = true;
     else if (in) v.push_back(x), x = 0, in = false;
   }
   if (in) v.push_back(x);
