@@ -20,7 +20,8 @@ constexpr double kStallFireShare = 0.05;
 constexpr double kStallStrongShare = 0.50;
 constexpr int64_t kMinStall = 500'000;
 // With steps, the stall of the loader spans seen, over the median step, must reach this too:
-// a window may sit inside a 1 ms fetch that costs 1% of each step (workers keeping up).
+// a window may sit inside a 1 ms fetch that costs 1% of each step (workers keeping up; not
+// for a single-process loader, which has none).
 constexpr double kStallStepShare = 0.05;
 // cpu_bound_step: idle time in long gaps that the main thread spends in CPU work; the work
 // must cover at least half of a gap to be its cause. 5% of the range fires, 50% is certain.
@@ -240,7 +241,10 @@ void detect_dataloader_stall(const RuleIndex& ix, int64_t begin, int64_t end, De
     for (auto iv : ix.idle_gaps_in_steps(t.ts[d], t.end(d))) whole += iv.second - iv.first;
   }
   if (whole < kMinStall) return;
-  if (ix.median_step > 0) {
+  // Workers can keep up: a short wait on them is the pipeline's normal handoff. A
+  // single-process loader (num_workers=0) makes every batch on the training thread, so each
+  // fetch holds the step whatever its length (its severity then says how much it costs).
+  if (ix.median_step > 0 && !single) {
     const double per_step = static_cast<double>(whole) / static_cast<double>(f.events.size());
     if (per_step < kStallStepShare * static_cast<double>(ix.median_step)) return;
   }
