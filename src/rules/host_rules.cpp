@@ -644,12 +644,25 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     auto [b, e] = pieces[i];
     EventId top = kNoEvent;
     int64_t best = 0;
-    ix.main_top.each_overlapping(t, b, e, [&](EventId ev) {
-      const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
-      if (o > best) best = o, top = ev;
-    });
+    const auto widest = [&](const SpanList& tops) {
+      tops.each_overlapping(t, b, e, [&](EventId ev) {
+        const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
+        if (o > best) best = o, top = ev;
+      });
+    };
+    widest(ix.main_top);
+    // In training the autograd thread launches most and is the "main" one; between backward
+    // passes it is idle while the loop's own thread runs the optimizer or zero_grad, and "no
+    // profiled work" would be untrue.
+    const bool on_loop_thread = top == kNoEvent && !ix.step_top.events.empty();
+    if (on_loop_thread) widest(ix.step_top);
+    // The gap goes on past this piece when a more specific pattern explains the rest of it
+    // (the host's wait in a pageable upload or in zero_grad): then the GPU does not resume
+    // here, nor stay idle to the range's end on this finding's account.
+    const auto in_gap = std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1;
+    const bool cut_short = e < end && e < in_gap->second;
     // The GPU event that ends the gap and what launched it: where the host resumed.
-    auto [k, kend] = ix.gpu_range(e, e + 1);
+    auto [k, kend] = cut_short ? std::pair<size_t, size_t>{0, 0} : ix.gpu_range(e, e + 1);
     const EventId next = k < kend ? ix.gpu[k] : kNoEvent;
     const EventId op = next == kNoEvent ? kNoEvent : ix.tree.owner_op(next);
     // A gap the host did not cause: the kernel that ends it had been launched long before it
@@ -657,14 +670,20 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     // process on the GPU, or records a sampled trace dropped), and the host frame above is
     // not to blame for it.
     const EventId launch = next == kNoEvent ? kNoEvent : ix.tree.launcher(next);
-    const auto in = std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1;  // whole[0] starts at or before b
+    const auto in = in_gap;  // whole[0] starts at or before b
     const int64_t queued = launch == kNoEvent ? 0 : t.ts[next] - t.end(launch);
     const bool held_queued = queued >= kQueuedUnrunGap && t.end(launch) >= in->first;
-    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: main thread {}; {}{}",
-                                     dur_text(e - b), dur_text(b - begin),
-                                     top == kNoEvent ? std::string("shows no profiled work")
-                                                     : fmt::format("in {} for {} of it", user_frame_name(ix, top, b, e), dur_text(best)),
-                                     next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
+    const std::string frame_text =
+        top == kNoEvent ? std::string("main thread shows no profiled work")
+                        : fmt::format("{} in {} for {} of it",
+                                      on_loop_thread ? "main thread shows no profiled work, the training loop's thread"
+                                                     : "main thread",
+                                      user_frame_name(ix, top, b, e), dur_text(best));
+    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: {}; {}{}",
+                                     dur_text(e - b), dur_text(b - begin), frame_text,
+                                     cut_short ? std::string("the GPU stays idle after it, that part counted by a more specific "
+                                                             "finding in this range")
+                                     : next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
                                                       : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
                                                                                                   : short_kernel_name(t.name_of(next))),
                                      held_queued ? fmt::format(", whose kernel had been launched {} before it started with nothing "
