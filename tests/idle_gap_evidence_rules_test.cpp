@@ -64,3 +64,24 @@ TEST(IdleGapEvidenceRules, TheLoopThreadsWorkIsNamedWhenTheLaunchingThreadIsIdle
 }
 
 }  // namespace
+
+namespace {
+
+// With with_stack=True the main thread's top-level event is the script's `<module>` frame,
+// which holds the whole run; the idle between the clip upload and the target upload read "main
+// thread in zoo.py(345): <module>". The frame that held it is the step's fetch, inside it.
+TEST(IdleGapEvidenceRules, TheInnermostUserFrameHoldingTheGapIsNamedNotTheScript) {
+  const Loaded& l =
+      ttap::rules_support::load(ttap::test::data("gpu_zoo/gpuzoo_0014_depth_resnet18_unet_inference.json.gz"));
+  size_t fetch = 0;
+  for (auto [b, e] : l.windows)
+    for (const ttap::RuleFinding& f : l.engine->detect(b, e))
+      if (f.id == "gpu_idle")
+        for (const std::string& line : f.evidence) {
+          EXPECT_EQ(line.find("<module>"), std::string::npos) << line;
+          fetch += line.find("main thread in zoo.py(150): fetch for ") != std::string::npos;
+        }
+  EXPECT_GE(fetch, 1u);
+}
+
+}  // namespace

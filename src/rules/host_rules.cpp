@@ -673,12 +673,15 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     const auto in = in_gap;  // whole[0] starts at or before b
     const int64_t queued = launch == kNoEvent ? 0 : t.ts[next] - t.end(launch);
     const bool held_queued = queued >= kQueuedUnrunGap && t.end(launch) >= in->first;
+    // The frame named is the innermost user frame that held most of the gap, and the time
+    // given is that frame's part of it.
+    const EventId frame = top == kNoEvent ? kNoEvent : user_frame_at(ix, top, b, e);
     const std::string frame_text =
         top == kNoEvent ? std::string("main thread shows no profiled work")
                         : fmt::format("{} in {} for {} of it",
                                       on_loop_thread ? "main thread shows no profiled work, the training loop's thread"
                                                      : "main thread",
-                                      user_frame_name(ix, top, b, e), dur_text(best));
+                                      t.name_of(frame), dur_text(overlap(t.ts[frame], t.end(frame), b, e)));
     f.evidence.push_back(fmt::format("{} gap at +{} from the range start: {}; {}{}",
                                      dur_text(e - b), dur_text(b - begin), frame_text,
                                      cut_short ? std::string("the GPU stays idle after it, that part counted by a more specific "
@@ -695,7 +698,6 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     // The blame goes to what held the time: the host frame the main thread was in during
     // the gap, not the op whose kernel ended it. Only with no profiled host work there does
     // the resuming op name the place.
-    const EventId frame = top == kNoEvent ? kNoEvent : user_frame_at(ix, top, b, e);
     if (frame != kNoEvent && t.category[frame] != Category::DataLoader && !t.name_of(frame).starts_with("ProfilerStep#"))
       held.push_back(frame);
     else if (next != kNoEvent)

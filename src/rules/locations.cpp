@@ -88,7 +88,9 @@ EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
   const Trace& t = ix.t;
   EventId best = top;
   CodeLocation loc;
-  if (t.category[top] == Category::PythonFunction && parse_frame(t.name_of(top), loc)) return top;
+  // A user frame at the top (a with_stack trace's `<module>`, which holds the whole run) is
+  // a start, not the answer: the frame that held the gap lies inside it (gpuzoo_0014's idle
+  // between two uploads read "in zoo.py(345): <module>", held by zoo.py(150): fetch).
   for (EventId at = top; at != kNoEvent;) {
     EventId widest = kNoEvent;
     int64_t most = 0;
