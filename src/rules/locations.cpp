@@ -84,6 +84,13 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
   return out;
 }
 
+EventId user_frame_above(const RuleIndex& ix, EventId e) {
+  CodeLocation loc;
+  for (EventId p = ix.tree.parent(e); p != kNoEvent; p = ix.tree.parent(p))
+    if (ix.t.category[p] == Category::PythonFunction && parse_frame(ix.t.name_of(p), loc)) return p;
+  return kNoEvent;
+}
+
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
   const Trace& t = ix.t;
   EventId best = top;

@@ -213,6 +213,9 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
 // child that covers most of the range, the innermost user frame ("train.py(42): step");
 // `top`'s own name when no user frame is below it (not "<frozen runpy>(198): _run_module_as_main").
 std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
+// The innermost user code frame ("train.py(42): step") above an event, kNoEvent without one
+// (traces recorded without with_stack have none).
+EventId user_frame_above(const RuleIndex& ix, EventId e);
 // The event user_frame_name names: the innermost user frame, else `top`.
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.

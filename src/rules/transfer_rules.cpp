@@ -396,6 +396,25 @@ EventId outermost_copy_op(const RuleIndex& ix, EventId op) {
 }
 }  // namespace
 
+namespace {
+// Whether a user function's GPU work is round-trip copies only: each launch on its thread
+// within its span is a copy of at least 64 KB with a same-size partner the other way. A
+// function that also launches kernels (the step, the forward) is more than the round trip.
+bool only_round_trips_under(const RuleIndex& ix, EventId fn) {
+  const Trace& t = ix.t;
+  size_t copies = 0;
+  auto [li, lend] = ix.launch_range(t.ts[fn], t.end(fn));
+  for (; li < lend; ++li) {
+    const EventId g = ix.gpu[ix.launch_gpu[li]];
+    const EventId l = ix.tree.launcher(g);
+    if (l == kNoEvent || t.track[l] != t.track[fn]) continue;
+    if (t.category[g] != Category::GpuMemcpy || round_trip_partner(ix, g) == kNoEvent) return false;
+    ++copies;
+  }
+  return copies > 0;
+}
+}  // namespace
+
 void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
   const Trace& t = ix.t;
   // A round trip is longer than a window: a large copy is part of one when a copy of the
@@ -410,6 +429,9 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   std::vector<Interval> idle_ivs;
   // The host waiting in such a sync across the range (the copy issued long before it).
   EventId waiting = kNoEvent;
+  // The idle in the user function that makes the round trip, before it issues the copies.
+  std::vector<Interval> in_function;
+  EventId function = kNoEvent;
   std::vector<EventId> candidates;
   ix.bulk_copies.each_overlapping(t, begin - kPingpongLookback, end, [&](EventId g) { candidates.push_back(g); });
   ix.syncs.each_overlapping(t, begin, end, [&](EventId s) {
@@ -454,8 +476,20 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     // moved, and .to("cpu") waits for the queue ahead of it): the GPU idle until the host
     // launches again is the round trip's too, from when the host entered the call the user
     // made (aten::to, whose _to_copy allocates the destination before copy_ issues the copy).
-    if (const EventId op = outermost_copy_op(ix, ix.enclosing_op(g)); op != kNoEvent)
+    if (const EventId op = outermost_copy_op(ix, ix.enclosing_op(g)); op != kNoEvent) {
       take_idle_until_resume(t.ts[op], op);
+      // With with_stack, the user function that makes the round trip shows too: when it
+      // launches nothing but round-trip copies, the GPU idle while the host is in it before
+      // the copy (choosing the tensors to move: gpuzoo_0058's 3.7 ms of sorted(parameters)
+      // in its offload function, which gpu_idle reported) is the round trip's as well.
+      if (const EventId fn = user_frame_above(ix, op); fn != kNoEvent && only_round_trips_under(ix, fn))
+        for (auto iv : uncovered(ix.busy, std::max({t.ts[fn], ix.gpu_first, begin}), std::min({t.ts[op], ix.gpu_last, end}))) {
+          idle += iv.second - iv.first;
+          idle_ivs.push_back(iv);
+          in_function.push_back(iv);
+          function = fn;
+        }
+    }
     const bool waits_here = s != kNoEvent && overlap(t.ts[s], t.end(s), begin, end) > 0;
     if (waits_here && (waiting == kNoEvent || t.dur[s] > t.dur[waiting])) waiting = s;
     const int64_t here = overlap(t.ts[g], t.end(g), begin, end);
@@ -488,6 +522,13 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
     f.evidence.push_back(fmt::format("GPU idle {} in the range while the host issues these copies and waits for them "
                                      "to land, until it launches again ({} of the range)",
                                      dur_text(idle), pct_text(static_cast<double>(idle) / range)));
+  if (function != kNoEvent) {
+    int64_t before = 0;
+    for (auto [b, e] : merge_intervals(std::move(in_function))) before += e - b;
+    f.evidence.push_back(fmt::format("{} of that idle with the host in {} before it issues the copies: the function "
+                                     "launches nothing but round-trip copies",
+                                     dur_text(before), t.name_of(function)));
+  }
   if (waiting != kNoEvent && (t.ts[waiting] < begin || t.end(waiting) > end))
     f.evidence.push_back(fmt::format("the host waits in {} of {} across the range ({}{} to {}{} of the range start) for "
                                      "such a copy to land, launching nothing",
