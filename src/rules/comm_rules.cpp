@@ -135,7 +135,13 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   }
   f.locations = user_locations(ix, f.events);
   const std::string what = by_op.empty() ? std::string("the collectives") : top_text(by_op).substr(0, top_text(by_op).find(' '));
-  f.fix = ddp_trace(t)
+  // DDP's buckets issue only its gradients' all-reduce: bucket_cap_mb does nothing for an
+  // all-gather or all-to-all the same job issues itself (sharded embeddings, ZeRO), which
+  // hta_sampled_rank0's DDP job exposes as c10d::_allgather_base_.
+  const bool ddp_collective = what.find("gather") == std::string::npos && what.find("all_to_all") == std::string::npos &&
+                              what.find("alltoall") == std::string::npos && what.find("scatter") == std::string::npos &&
+                              what.find("broadcast") == std::string::npos;
+  f.fix = ddp_trace(t) && ddp_collective
               ? fmt::format("let DDP overlap {} with the backward: lower bucket_cap_mb so the first buckets are reduced "
                             "while later layers still compute, keep find_unused_parameters=False, and avoid work that "
                             "forces a wait before backward ends",
