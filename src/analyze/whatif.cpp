@@ -143,9 +143,13 @@ int64_t simulate(const Trace& t, const EventTree& tree, const std::vector<Interv
   int64_t removed_before = 0, sync_adjust = 0, drain = INT64_MIN;
   int64_t removal_start = 0, removal_end = INT64_MIN;  // the removal span being passed
   std::unordered_map<int64_t, int64_t> stream_end;
+  // The removal being passed takes out its part before x: all of it once x is past its end.
+  // (Counting it only from the next removal on moved everything after a step's DataLoader
+  // fetch by the previous step's fetch: gpuzoo_0048's 14.9 ms fetch, GPU idle throughout,
+  // "saved ~50.4 us per step", its first step's 101 us fetch halved.)
   auto map = [&](int64_t x) {
-    const int64_t inside = x < removal_end ? x - removal_start : 0;  // a point within a removed span
-    return x - removed_before - inside + sync_adjust;
+    const int64_t passed = removal_end == INT64_MIN ? 0 : std::clamp(x, removal_start, removal_end) - removal_start;
+    return x - removed_before - passed + sync_adjust;
   };
   std::vector<int64_t> new_start(tree.steps().size()), new_end(tree.steps().size());
   for (const Item& it : items) {
