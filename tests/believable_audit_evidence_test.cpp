@@ -4,6 +4,10 @@
 //   "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__ 82 us in all (6.54 ms in
 //   the range)": the first of its three __next__ spans (82 us, 82 us, 6.38 ms) given as all of
 //   them, less than the part of them in the range.
+// - tracelens_qwen05b_h100: a window inside a 14.1 ms cudaDeviceSynchronize read
+//   "cudaDeviceSynchronize 14.1 ms; GPU idle 0.0 us once its queue ran dry" and, for the same
+//   call, "... crosses the range's edge ...; GPU idle 293 us once its queue ran dry": the
+//   range's part and the whole wait's in the same words.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -47,6 +51,21 @@ TEST(BelievableAuditEvidence, ALoaderStallInOneSpanStillNamesItAlone) {
         << f->evidence[0];
   }
   EXPECT_TRUE(seen);
+}
+
+TEST(BelievableAuditEvidence, ASyncCrossingTheRangeGivesItsWholeIdleAsInAll) {
+  const Loaded& l = rules_support::load(ttap::test::data("tracelens_qwen05b_h100.json.gz"));
+  size_t crossing = 0;
+  for (const auto& [b, e] : l.windows) {
+    const std::vector<RuleFinding> found = l.engine->detect(b, e);
+    const RuleFinding* f = rules_support::find_finding(found, "host_sync");
+    if (!f || !rules_support::evidence_has(*f, "cudaDeviceSynchronize of 14.1 ms crosses the range's edge")) continue;
+    // Inside the wait the range holds none of the idle; at its end, all 293 us.
+    if (rules_support::evidence_has(*f, "cudaDeviceSynchronize 14.1 ms; GPU idle 0.0 us once its queue ran dry")) ++crossing;
+    EXPECT_TRUE(rules_support::evidence_has(*f, "GPU idle 293 us in all once its queue ran dry, until the host launches again"))
+        << rules_support::findings_text({*f});
+  }
+  EXPECT_GE(crossing, 10u);
 }
 
 }  // namespace

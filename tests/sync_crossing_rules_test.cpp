@@ -50,7 +50,7 @@ TEST(SyncCrossingRules, WindowInsideALongSyncNamesIt) {
     ASSERT_NE(f, nullptr) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "cudaDeviceSynchronize of 14.1 ms crosses the range's edge (-")) << findings_text(found);
     EXPECT_TRUE(evidence_has(*f, "the host is blocked in it, launching nothing, while the GPU works off what was "
-                                 "queued before; GPU idle 293 us once its queue ran dry, until the host launches again"))
+                                 "queued before; GPU idle 293 us in all once its queue ran dry, until the host launches again"))
         << findings_text(found);
     EXPECT_EQ(f->cost, 0) << findings_text(found);
     ASSERT_FALSE(found.empty());

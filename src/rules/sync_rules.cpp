@@ -256,15 +256,17 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
                                      c.op == kNoEvent ? "" : fmt::format(" under {}", t.name_of(c.op)),
                                      dur_text(c.idle)));
   }
-  // The longest sync that crosses the range's edge: the range lies inside the wait.
+  // The longest sync that crosses the range's edge: the range lies inside the wait. Its idle
+  // is the whole wait's, "in all": the call's line above gives its idle in the range, and the
+  // same words for both read "GPU idle 0.0 us" and "GPU idle 293 us" for one call.
   const auto crossing = std::max_element(cases.begin(), cases.end(), [&](const SyncCase& a, const SyncCase& b) {
     const bool ca = t.ts[a.call] < begin || t.end(a.call) > end, cb = t.ts[b.call] < begin || t.end(b.call) > end;
     return ca != cb ? cb : t.dur[a.call] < t.dur[b.call];
   });
   if (const EventId c = crossing->call; overlap(t.ts[c], t.end(c), begin, end) > 0 && (t.ts[c] < begin || t.end(c) > end))
     f.evidence.push_back(fmt::format("{} of {} crosses the range's edge ({}{} to {}{} of the range start): the host is "
-                                     "blocked in it, launching nothing{}; GPU idle {} once its queue ran dry, until the "
-                                     "host launches again",
+                                     "blocked in it, launching nothing{}; GPU idle {} in all once its queue ran dry, "
+                                     "until the host launches again",
                                      t.name_of(c), dur_text(t.dur[c]), t.ts[c] < begin ? "-" : "+",
                                      dur_text(std::llabs(t.ts[c] - begin)), t.end(c) < begin ? "-" : "+",
                                      dur_text(std::llabs(t.end(c) - begin)),
