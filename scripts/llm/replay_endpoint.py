@@ -50,8 +50,13 @@ def load_answers(path):
     return answers
 
 
+# ttap's widening requests (src/llm/classifier.cpp, previous_round_note) carry this line.
+WIDER_VIEW = "\nThis is a wider view (request "
+
+
 class State:
-    def __init__(self, answers_path, pending_path):
+    def __init__(self, answers_path, pending_path, first_round_only=False):
+        self.first_round_only = first_round_only
         self.answers = load_answers(answers_path)
         self.pending_path = pending_path
         self.pending = set()
@@ -83,6 +88,11 @@ def make_handler(state):
             except (ValueError, KeyError, TypeError) as e:
                 return self.reply(400, {"error": {"message": "bad request: %s" % e}})
             key = prompt_key(system, user)
+            if state.first_round_only and WIDER_VIEW in user:
+                # Refused, not pending: each window keeps its first answer (the first-round figure).
+                with state.lock:
+                    state.missed += 1
+                return self.reply(422, {"error": {"message": "widening requests are refused (--first-round-only)"}})
             with state.lock:
                 content = state.answers.get(key)
                 if content is None:
@@ -109,8 +119,10 @@ def main():
     ap.add_argument("--port", type=int, default=18080)
     ap.add_argument("--answers", required=True, help="JSONL of {key, content}, read at start")
     ap.add_argument("--pending", required=True, help="JSONL the unanswered prompts are appended to")
+    ap.add_argument("--first-round-only", action="store_true",
+                    help="refuse ttap's widening requests, so each window keeps its first answer (the first-round figure)")
     args = ap.parse_args()
-    state = State(args.answers, args.pending)
+    state = State(args.answers, args.pending, args.first_round_only)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
     print("replay endpoint on 127.0.0.1:%d with %d answers" % (args.port, len(state.answers)), file=sys.stderr, flush=True)
     try:
