@@ -46,8 +46,9 @@ TEST(CopyCallRules, TheIdleInTheToBeforeItsCopyIsThePageableCopys) {
   ASSERT_NE(copy, nullptr) << findings_text(found);
   EXPECT_LE(copy->cost, w.end - w.begin) << findings_text(found);
   EXPECT_TRUE(evidence_has(*copy, "in the range in the calls that issue them and waits for them")) << findings_text(found);
-  if (const ttap::RuleFinding* idle = find_finding(found, "gpu_idle"))
+  if (const ttap::RuleFinding* idle = find_finding(found, "gpu_idle")) {
     EXPECT_FALSE(evidence_has(*idle, "main thread in aten::to")) << findings_text(found);
+  }
 }
 
 // cpu_bound_step names who runs the work; when no thread holds a culprit (the idle is all

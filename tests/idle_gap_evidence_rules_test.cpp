@@ -28,8 +28,9 @@ void expect_gap_ends_told_right(const std::string& trace, size_t* cut_short_line
       std::stable_sort(gaps.begin(), gaps.end(),
                        [](const auto& x, const auto& y) { return x.second - x.first > y.second - y.first; });
       for (size_t i = 1; i < f.evidence.size() && i - 1 < gaps.size(); ++i) {
-        if (f.evidence[i].find("the GPU stays idle to the end of the range") != std::string::npos)
+        if (f.evidence[i].find("the GPU stays idle to the end of the range") != std::string::npos) {
           EXPECT_EQ(gaps[i - 1].second, e) << trace << " [" << b << ", " << e << ")\n" << findings_text({f});
+        }
         if (f.evidence[i].find("counted by a more specific finding in this range") != std::string::npos) {
           EXPECT_LT(gaps[i - 1].second, e) << findings_text({f});
           ++*cut_short_lines;
