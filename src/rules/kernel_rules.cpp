@@ -483,7 +483,9 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     f.evidence.push_back(fmt::format("{} dtype-cast kernels under aten::to/_to_copy take {}, {} of kernel time in the "
                                      "range",
                                      casts, dur_text(cast_time), pct_text(share)));
-  if (ctx_b < begin || ctx_e > end)
+  // Only where there are such casts: casts inside a conv or matmul (autocast's) are counted
+  // above and are no loop ("0 dtype casts launched one by one" said nothing true).
+  if ((ctx_b < begin || ctx_e > end) && !cast_at.empty())
     f.evidence.push_back(fmt::format("{} dtype casts launched one by one in the {} around the range", cast_at.size(),
                                      dur_text(ctx_e - ctx_b)));
   if (cast_idle > 0)
