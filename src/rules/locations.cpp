@@ -62,6 +62,14 @@ bool parse_frame(std::string_view name, CodeLocation& out) {
   return true;
 }
 
+// The innermost user code frame at or above `e` ("train.py(42): step"), kNoEvent without
+// one; `loc` gets its place.
+EventId innermost_user_frame(const RuleIndex& ix, EventId e, CodeLocation& loc) {
+  for (EventId p = e; p != kNoEvent; p = ix.tree.parent(p))
+    if (ix.t.category[p] == Category::PythonFunction && parse_frame(ix.t.name_of(p), loc)) return p;
+  return kNoEvent;
+}
+
 }  // namespace
 
 std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<EventId>& events, size_t max_locations) {
@@ -73,22 +81,16 @@ std::vector<CodeLocation> user_locations(const RuleIndex& ix, const std::vector<
   for (size_t i = 0; i < events.size() && i < kMaxEventsWalked && out.size() < max_locations; ++i) {
     EventId e = events[i];
     if (is_gpu_activity(ix.t.category[e])) e = ix.tree.launcher(e);
-    for (EventId p = e; p != kNoEvent; p = ix.tree.parent(p)) {
-      if (ix.t.category[p] != Category::PythonFunction) continue;
-      CodeLocation loc;
-      if (!parse_frame(ix.t.name_of(p), loc)) continue;
-      if (seen.emplace(loc.file, loc.line, loc.function).second) out.push_back(std::move(loc));
-      break;  // the innermost user frame is the one to show
-    }
+    CodeLocation loc;  // the innermost user frame is the one to show
+    if (innermost_user_frame(ix, e, loc) != kNoEvent && seen.emplace(loc.file, loc.line, loc.function).second)
+      out.push_back(std::move(loc));
   }
   return out;
 }
 
 EventId user_frame_above(const RuleIndex& ix, EventId e) {
   CodeLocation loc;
-  for (EventId p = ix.tree.parent(e); p != kNoEvent; p = ix.tree.parent(p))
-    if (ix.t.category[p] == Category::PythonFunction && parse_frame(ix.t.name_of(p), loc)) return p;
-  return kNoEvent;
+  return innermost_user_frame(ix, ix.tree.parent(e), loc);
 }
 
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {

@@ -394,9 +394,7 @@ EventId outermost_copy_op(const RuleIndex& ix, EventId op) {
   }
   return op;
 }
-}  // namespace
 
-namespace {
 // Whether a user function's GPU work is round-trip copies only: each launch on its thread
 // within its span is a copy of at least 64 KB with a same-size partner the other way. A
 // function that also launches kernels (the step, the forward) is more than the round trip.
