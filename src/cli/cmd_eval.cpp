@@ -251,20 +251,38 @@ double mean_score_of(const Group& g, uint8_t label) {
   return n ? sum / static_cast<double>(n) : std::nan("");
 }
 
+// A group's figures, as every output (JSON and text, a split and a --by value) reports them.
+struct Figures {
+  size_t traces, bad, windows, positive;
+  double trace_auc, recoverable_auc, window_auc, localization, localization_top_k, classification, coverage,
+      costliest, llm_any, llm_first, score_good, score_bad;
+};
+
+Figures figures_of(const Group& g) {
+  const auto positives = [](const std::vector<uint8_t>& labels) {
+    return static_cast<size_t>(std::count(labels.begin(), labels.end(), 1));
+  };
+  return {g.trace_scores.size(), positives(g.trace_labels), g.window_scores.size(), positives(g.window_labels),
+          auc_roc(g.trace_scores, g.trace_labels), auc_roc(g.trace_recoverable, g.trace_labels),
+          auc_roc(g.window_scores, g.window_labels), ratio(g.localized, g.ranges), ratio(g.in_top_k, g.ranges),
+          ratio(g.correct, g.classified), ratio(g.covered, g.classified), ratio(g.costliest_correct, g.classified),
+          ratio(g.llm_correct, g.llm_classified), ratio(g.llm_first_correct, g.llm_classified), mean_score_of(g, 0),
+          mean_score_of(g, 1)};
+}
+
 // `--by KEY`: each value's figures within a split, so that a set made of several
 // backgrounds (or tasks, models, machines) shows which of them the figures come from.
 std::string breakdown_json(const std::string& key, const std::map<std::string, Group>& values) {
   std::string out = fmt::format(", \"by\": {{\"key\": {}, \"values\": {{", json_string(key));
   bool first = true;
   for (const auto& [value, g] : values) {
+    const Figures f = figures_of(g);
     out += fmt::format("{}{}: {{\"traces\": {}, \"bad\": {}, \"trace_auc\": {}, \"mean_score_good\": {}, \"mean_score_bad\": {}, "
                        "\"window_auc\": {}, \"localization\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
                        "\"finding_coverage\": {}}}",
-                       first ? "" : ", ", json_string(value), g.trace_scores.size(),
-                       std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), num(auc_roc(g.trace_scores, g.trace_labels)),
-                       num(mean_score_of(g, 0)), num(mean_score_of(g, 1)), num(auc_roc(g.window_scores, g.window_labels)),
-                       num(ratio(g.localized, g.ranges)), num(ratio(g.correct, g.classified)), g.classified,
-                       num(ratio(g.covered, g.classified)));
+                       first ? "" : ", ", json_string(value), f.traces, f.bad, num(f.trace_auc), num(f.score_good),
+                       num(f.score_bad), num(f.window_auc), num(f.localization), num(f.classification), g.classified,
+                       num(f.coverage));
     first = false;
   }
   return out + "}}";
@@ -277,11 +295,12 @@ std::string breakdown_text(const std::string& key, const std::string& split, con
   const auto score = [](double v) { return std::isnan(v) ? std::string("n/a") : fmt::format("{:.3f}", v); };
   out += fmt::format("{:<{}} {:>6} {:>5} {:>9} {:>14} {:>10} {:>12} {:>14}\n", key, width, "traces", "bad", "trace AUC",
                      "score good/bad", "window AUC", "localization", "classification");
-  for (const auto& [value, g] : values)
-    out += fmt::format("{:<{}} {:>6} {:>5} {:>9} {:>14} {:>10} {:>12} {:>14}\n", value, width, g.trace_scores.size(),
-                       std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), pct_text(auc_roc(g.trace_scores, g.trace_labels)),
-                       score(mean_score_of(g, 0)) + "/" + score(mean_score_of(g, 1)), pct_text(auc_roc(g.window_scores, g.window_labels)),
-                       pct_text(ratio(g.localized, g.ranges)), pct_text(ratio(g.correct, g.classified)));
+  for (const auto& [value, g] : values) {
+    const Figures f = figures_of(g);
+    out += fmt::format("{:<{}} {:>6} {:>5} {:>9} {:>14} {:>10} {:>12} {:>14}\n", value, width, f.traces, f.bad,
+                       pct_text(f.trace_auc), score(f.score_good) + "/" + score(f.score_bad), pct_text(f.window_auc),
+                       pct_text(f.localization), pct_text(f.classification));
+  }
   return out;
 }
 
@@ -368,19 +387,16 @@ int run_eval(const EvalOptions& o) {
     for (const std::string& name : order) {
       if (!groups.count(name)) continue;
       const Group& g = groups[name];
+      const Figures f = figures_of(g);
       out += fmt::format("{}\"{}\": {{\"traces\": {}, \"bad\": {}, \"trace_auc\": {}, \"windows\": {}, \"positive_windows\": {}, "
                          "\"window_auc\": {}, \"localization\": {}, \"localization_top_k\": {}, \"classification_accuracy\": {}, \"classified\": {}, "
                          "\"finding_coverage\": {}, \"costliest_accuracy\": {}, \"trace_auc_recoverable\": {}, "
                          "\"llm_classification_accuracy\": {}, \"llm_first_accuracy\": {}, \"llm_classified\": {}, \"llm_failed\": {}, "
                          "\"ids\": {{",
-                         first ? "" : ", ", name, g.trace_scores.size(),
-                         std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), num(auc_roc(g.trace_scores, g.trace_labels)),
-                         g.window_scores.size(), std::count(g.window_labels.begin(), g.window_labels.end(), 1),
-                         num(auc_roc(g.window_scores, g.window_labels)), num(ratio(g.localized, g.ranges)),
-                         num(ratio(g.in_top_k, g.ranges)), num(ratio(g.correct, g.classified)), g.classified, num(ratio(g.covered, g.classified)),
-                         num(ratio(g.costliest_correct, g.classified)), num(auc_roc(g.trace_recoverable, g.trace_labels)),
-                         num(ratio(g.llm_correct, g.llm_classified)), num(ratio(g.llm_first_correct, g.llm_classified)),
-                         g.llm_classified, g.llm_failed);
+                         first ? "" : ", ", name, f.traces, f.bad, num(f.trace_auc), f.windows, f.positive, num(f.window_auc),
+                         num(f.localization), num(f.localization_top_k), num(f.classification), g.classified, num(f.coverage),
+                         num(f.costliest), num(f.recoverable_auc), num(f.llm_any), num(f.llm_first), g.llm_classified,
+                         g.llm_failed);
       first = false;
       bool first_id = true;
       for (const auto& [id, st] : g.ids) {
@@ -406,14 +422,11 @@ int run_eval(const EvalOptions& o) {
     for (const std::string& name : order) {
       if (!groups.count(name)) continue;
       const Group& g = groups[name];
-      out += fmt::format("{:<12} {:>6} {:>5} {:>9} {:>11} {:>8} {:>8} {:>10} {:>12} {:>14} {:>8}{}\n", name, g.trace_scores.size(),
-                         std::count(g.trace_labels.begin(), g.trace_labels.end(), 1), pct_text(auc_roc(g.trace_scores, g.trace_labels)),
-                         pct_text(auc_roc(g.trace_recoverable, g.trace_labels)), g.window_scores.size(),
-                         std::count(g.window_labels.begin(), g.window_labels.end(), 1),
-                         pct_text(auc_roc(g.window_scores, g.window_labels)), pct_text(ratio(g.localized, g.ranges)),
-                         pct_text(ratio(g.correct, g.classified)), pct_text(ratio(g.covered, g.classified)),
-                         llm ? fmt::format("  {} / {} ({} failed)", pct_text(ratio(g.llm_first_correct, g.llm_classified)),
-                                           pct_text(ratio(g.llm_correct, g.llm_classified)), g.llm_failed)
+      const Figures f = figures_of(g);
+      out += fmt::format("{:<12} {:>6} {:>5} {:>9} {:>11} {:>8} {:>8} {:>10} {:>12} {:>14} {:>8}{}\n", name, f.traces, f.bad,
+                         pct_text(f.trace_auc), pct_text(f.recoverable_auc), f.windows, f.positive, pct_text(f.window_auc),
+                         pct_text(f.localization), pct_text(f.classification), pct_text(f.coverage),
+                         llm ? fmt::format("  {} / {} ({} failed)", pct_text(f.llm_first), pct_text(f.llm_any), g.llm_failed)
                              : "");
     }
     for (const std::string& name : order)
