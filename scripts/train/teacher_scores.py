@@ -6,6 +6,11 @@ of a features folder: the teacher of train.py --teacher, and the ensemble's val 
 
 Writes {features folder: [W] float32 scores} (numpy pickle) and prints, per merged set, the
 ensemble's val trace AUC (mean window score) and pooled window AUC.
+
+--cpu-checkpoint CK scores the traces without GPU events with CK alone, as the shipped routed
+detector does (export.py --gpu-checkpoint), so the figures are those an exported routed
+ensemble would give; --only-split val scores the val lines only (a quick comparison of
+ensembles, not a teacher).
 """
 import argparse
 import os
@@ -16,7 +21,14 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from data import auc, load_features  # noqa: E402
-from model import Detector  # noqa: E402
+from model import Detector, RoutedDetector  # noqa: E402
+
+
+def load_checkpoint(path):
+    ck = torch.load(path, map_location="cpu")
+    m = Detector(ck["config"]).eval()
+    m.load_state_dict(ck["state_dict"])
+    return m
 
 
 def main():
@@ -24,15 +36,17 @@ def main():
     ap.add_argument("features")
     ap.add_argument("checkpoints", nargs="+")
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--cpu-checkpoint", help="score traces without GPU events with this checkpoint alone (the routed detector)")
+    ap.add_argument("--only-split", help="score only the lines of this split")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    models = []
-    for path in a.checkpoints:
-        ck = torch.load(path, map_location="cpu")
-        m = Detector(ck["config"]).eval()
-        m.load_state_dict(ck["state_dict"])
-        models.append(m)
+    models = [load_checkpoint(path) for path in a.checkpoints]
+    if a.cpu_checkpoint:
+        cpu_model = load_checkpoint(a.cpu_checkpoint)
+        models = [RoutedDetector(cpu_model, m).eval() for m in models]
     traces = load_features(a.features)
+    if a.only_split:
+        traces = [t for t in traces if t.split == a.only_split]
     scores = {}
     with torch.no_grad():
         for i, t in enumerate(traces):
