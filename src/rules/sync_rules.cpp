@@ -274,6 +274,19 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
                                          ? ", while the GPU works off what was queued before"
                                          : "",
                                      dur_text(crossing->whole_idle)));
+  // A sync that returned before the range owns idle in it only through the queue it left
+  // empty: say how long ago it returned and when the host fills the queue again, so a range
+  // 20 ms after a read does not read as if it held the wait.
+  if (const EventId s = cases.front().call; t.end(s) <= begin && cases.front().idle > 0) {
+    const auto [next, none] = ix.launch_range(t.end(s), INT64_MAX);
+    const int64_t resume = next == none ? end : ix.launch_ts[next];
+    f.evidence.push_back(fmt::format(
+        "{} returned {} before the range, the GPU's queue empty; {}", t.name_of(s), dur_text(begin - t.end(s)),
+        next == none ? std::string("the host launches nothing more")
+        : resume >= end ? fmt::format("the host launches again {} after the range's end", dur_text(resume - end))
+                        : fmt::format("the host launches again at {}{} of the range start", resume < begin ? "-" : "+",
+                                      dur_text(std::llabs(resume - begin)))));
+  }
   f.locations = user_locations(ix, f.events);
   f.fix = sync_fix(ix, cases.front(), f.locations);
   out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
