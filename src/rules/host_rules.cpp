@@ -204,6 +204,46 @@ EventId read_before_host_work(const RuleIndex& ix, Interval gap) {
   return found;
 }
 
+// Within an idle gap [b, e) that CPU work holds only part of, the stretch the host spends in
+// that work: the quiet events' spans, joined across the interpreter's few microseconds
+// between calls (under kMinOwnCode), the one holding the most work (as cpu_bound_step counts
+// it: a Python function's own code, not its whole span), when that work is itself
+// at least a long gap's worth and covers at least half the stretch (the whole-gap test, on the
+// stretch). Less is a slow op or two in a gap that something else holds; the gap's other
+// stretches are other work (the profiler's step, the next step's setup).
+std::vector<Interval> work_stretch(const RuleIndex& ix, const std::vector<std::pair<EventId, int64_t>>& quiet,
+                                   int64_t b, int64_t e) {
+  const Trace& t = ix.t;
+  // Each event's span in the gap with the work it holds there (a Python function's own code is
+  // less than its span), in time order. Work inside an op that launches (hta_ddp_a100_nccl's
+  // _foreach_mul_, 4 ms of per-tensor checks before its one launch) is that op being slow to
+  // launch, which gpu_idle reports with what the host did; only work outside any such op is.
+  const auto inside_launching_op = [&](EventId ev) {
+    for (EventId p = ix.tree.parent(ev); p != kNoEvent; p = ix.tree.parent(p))
+      if (t.category[p] == Category::CpuOp && launches_from(ix, p, true)) return true;
+    return false;
+  };
+  std::vector<std::pair<Interval, int64_t>> spans;
+  for (auto [ev, o] : quiet)
+    if (!inside_launching_op(ev)) spans.push_back({{std::max(b, t.ts[ev]), std::min(e, t.end(ev))}, o});
+  std::sort(spans.begin(), spans.end());
+  Interval best{0, 0}, cur{0, 0};
+  int64_t best_work = 0, cur_work = 0;
+  for (auto [span, o] : spans) {
+    if (cur_work > 0 && span.first - cur.second < kMinOwnCode) {
+      cur.second = std::max(cur.second, span.second);
+      cur_work += o;
+    } else {
+      cur = span;
+      cur_work = o;
+    }
+    if (cur_work > best_work) best = cur, best_work = cur_work;
+  }
+  best_work = std::min(best_work, best.second - best.first);
+  if (best_work < kLongGap || static_cast<double>(best_work) < kCpuCoverShare * static_cast<double>(best.second - best.first))
+    return {};
+  return {best};
+}
 }  // namespace
 
 bool in_warmup_step(const RuleIndex& ix, int64_t ts) {
@@ -320,6 +360,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   int64_t worst_ns = 0;
   int64_t capture_ns = 0;  // of the idle, the part the host spent capturing CUDA graphs
   bool on_main_thread = false, on_loop_thread = false, on_engine_thread = false;  // whose work the culprits are
+  // Of the idle, the part counted from gaps the CPU work holds only part of (see below).
+  int64_t partial_ns = 0, partial_gaps_ns = 0;
+  size_t gaps_used = 0;
   // Idle while the host runs nothing the profiler records, right after it read device values
   // (host_sync leaves it, kSyncResumeSlack): work on what it read, outside any op.
   int64_t unprofiled_ns = 0;
@@ -356,23 +399,45 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     judge(ix.step_top, true);
     // The backward pass on the autograd engine's own thread, while loss.backward() waits.
     judge(ix.autograd_top, false);
+    // The idle this piece gives: the whole gap when the work covers most of it; else, when the
+    // work that launches nothing holds at least a long gap's worth of it (a step's numpy
+    // statistics running into the step boundary, where the profiler's step and the next fetch
+    // take the rest: gpuzoo_0023), the time the host is in that work, and the rest stays
+    // gpu_idle's. Less than that is a slow op or two in a gap something else holds.
+    std::vector<Interval> held{{b, e}};
     if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) {
+      const std::vector<Interval> in_work = work_stretch(ix, quiet, b, e);
+      int64_t in_work_ns = 0;
+      for (auto [wb, we] : in_work) in_work_ns += we - wb;
       const EventId read = read_of[pi];
-      if (read == kNoEvent) continue;
       // Profiled events that launch (the next step's first op) are not the quiet stretch:
       // the part after the read returned with nothing recorded is.
-      const int64_t from = std::max(b, t.ts[read] + t.dur[read]);
+      const int64_t from = read == kNoEvent ? e : std::max(b, t.ts[read] + t.dur[read]);
       int64_t recorded = 0;
-      ix.main_top.each_overlapping(t, from, e, [&](EventId ev) { recorded += overlap(t.ts[ev], t.end(ev), from, e); });
-      if (e <= from || static_cast<double>(recorded) >= kCpuCoverShare * static_cast<double>(e - from)) continue;
-      idle += e - from;
-      unprofiled_ns += e - from;
-      used.emplace_back(from, e);
-      if (unprofiled_read == kNoEvent) unprofiled_read = read;
-      continue;
+      if (e > from)
+        ix.main_top.each_overlapping(t, from, e, [&](EventId ev) { recorded += overlap(t.ts[ev], t.end(ev), from, e); });
+      if (e > from && static_cast<double>(recorded) < kCpuCoverShare * static_cast<double>(e - from)) {
+        idle += e - from;
+        unprofiled_ns += e - from;
+        used.emplace_back(from, e);
+        if (unprofiled_read == kNoEvent) unprofiled_read = read;
+        continue;
+      }
+      if (in_work.empty()) continue;
+      held = in_work;
+      partial_ns += in_work_ns;
+      partial_gaps_ns += e - b;
+      // The culprits are the work in those stretches, for their time there.
+      std::erase_if(quiet, [&](auto& q) {
+        q.second = std::min(q.second, covered(held, t.ts[q.first], t.end(q.first)));
+        return q.second == 0;
+      });
     }
-    idle += e - b;
-    used.emplace_back(b, e);
+    ++gaps_used;
+    for (auto [hb, he] : held) {
+      idle += he - hb;
+      used.emplace_back(hb, he);
+    }
     int64_t captured_here = 0;
     for (auto [ev, o] : quiet) {
       if (ix.in_graph_capture(ev)) captured_here += o;
@@ -384,7 +449,9 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       if (o > worst_ns) worst_ns = o, worst = ev;
       if (f.events.size() < 256 && std::find(f.events.begin(), f.events.end(), ev) == f.events.end()) f.events.push_back(ev);
     }
-    capture_ns += std::min(captured_here, e - b);
+    int64_t held_ns = 0;
+    for (auto [hb, he] : held) held_ns += he - hb;
+    capture_ns += std::min(captured_here, held_ns);
   }
   const double range = static_cast<double>(end - begin);
   if (unprofiled_read != kNoEvent && f.events.empty()) f.events.push_back(unprofiled_read);
@@ -405,7 +472,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                         : fmt::format("{} {}", fmt::join(whose, " and "), whose.size() == 1 ? "runs" : "run");
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} while {} CPU work that launches "
                                    "nothing",
-                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(used.size(), "gap"),
+                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(gaps_used, "gap"),
                                    dur_text(kLongGap), who));
   std::vector<std::pair<int64_t, std::string>> by;
   for (auto& [n, c] : by_culprit) by.emplace_back(c.ns, n);
@@ -420,6 +487,10 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                      "the device values it read: host code the profiler does not record (numpy, plain "
                                      "Python)",
                                      dur_text(unprofiled_ns), read_name, dur_text(t.dur[unprofiled_read])));
+  if (partial_ns > 0)
+    f.evidence.push_back(fmt::format("{} of that idle is the part of longer gaps ({} in all) that the host spends in that "
+                                     "work; the rest of them is not counted here",
+                                     dur_text(partial_ns), dur_text(partial_gaps_ns)));
   if (capture_ns > 0)
     f.evidence.push_back(fmt::format("{} of that idle during CUDA graph capture: kernels launched while a graph is "
                                      "captured are recorded into it, not run",
