@@ -531,10 +531,18 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   const bool zero_grad = ix.has(top.calls.front(), kZeroGrad);
   // torch.optim's own Python inside Optimizer.step (gathering the parameters and their state
   // for the update, _init_group): part of the step, not work a DataLoader worker could take.
-  bool in_optimizer_step = false;
-  if (t.category[top.calls.front()] == Category::PythonFunction)
-    for (EventId p = top.calls.front(); p != kNoEvent && !in_optimizer_step; p = ix.tree.parent(p))
-      in_optimizer_step = ix.has(p, kOptimizerStep);
+  // Adam's and AdamW's per-parameter step counters are CPU tensors unless the optimizer is
+  // fused or capturable: each step adds one to every counter (gpuzoo_0021's 0.8 ms
+  // aten::_foreach_add_ of 192 aten::add_) and reads each back for the bias correction
+  // (aten::item), on the host while the GPU waits. Not a DataLoader's work either.
+  EventId optimizer_step = kNoEvent;
+  for (EventId p = top.calls.front(); p != kNoEvent && optimizer_step == kNoEvent; p = ix.tree.parent(p))
+    if (ix.has(p, kOptimizerStep)) optimizer_step = p;
+  const bool optimizer_python = optimizer_step != kNoEvent && t.category[top.calls.front()] == Category::PythonFunction;
+  const bool adam_step_counters = optimizer_step != kNoEvent && t.category[top.calls.front()] == Category::CpuOp &&
+                                  t.name_of(optimizer_step).find("Adam") != std::string_view::npos &&
+                                  (top_name == "aten::_foreach_add_" || top_name == "aten::add_" || top_name == "aten::item" ||
+                                   top_name == "aten::_local_scalar_dense");
   // Many short calls are per-op overhead, not one piece of work to move elsewhere.
   const bool many_short = top.calls.size() > 1 && top.longest * 4 < top.ns;
   const bool metadata = !many_short && tensor_setup_op(top_name);
@@ -563,12 +571,18 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                         "while the GPU has no work queued; call it where kernels are still queued (right after "
                         "optimizer.step()), or compile the optimizer step and zero_grad with torch.compile",
                         top_name, where);
-  else if (in_optimizer_step)
+  else if (optimizer_python)
     f.fix = fmt::format("{}{} is the optimizer's per-step Python over the parameters, run while the GPU has no work "
                         "queued: compile the optimizer step (call optimizer.step() from a function wrapped in "
                         "torch.compile), or capture the whole step in a CUDA graph (Adam/AdamW(..., capturable=True) "
                         "with torch.cuda.graph)",
                         top_name, where);
+  else if (adam_step_counters)
+    f.fix = fmt::format("{}{} runs on the CPU inside {}, launching nothing, while the GPU has no work queued: Adam "
+                        "and AdamW keep each parameter's step count in a CPU tensor, add to it and read it back every "
+                        "step, unless constructed with fused=True or capturable=True (counts on the device); "
+                        "construct the optimizer with fused=True, or compile the optimizer step with torch.compile",
+                        top_name, where, t.name_of(optimizer_step));
   else if (engine_nodes)
     f.fix = fmt::format("{} is the autograd engine's per-node work in the backward pass ({}), launching nothing "
                         "while the GPU waits: run the backward as fewer, larger ops (torch.compile compiles the "
