@@ -420,6 +420,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
         idle += e - from;
         unprofiled_ns += e - from;
         used.emplace_back(from, e);
+        ++gaps_used;
         if (unprofiled_read == kNoEvent) unprofiled_read = read;
         continue;
       }
