@@ -161,7 +161,7 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   // dispatch (a microsecond of math per 20 us of Python and launch): that idle is the
   // chain's, fused it is one launch. The gaps that end at a link after the chain's first.
   const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end);
-  std::vector<Interval> chain_idle;
+  std::vector<Interval> chain_idle, chain_between;  // chain_between: its long gaps between two links (gaps_caused_by)
   for (const std::vector<size_t>& run : runs) {
     std::vector<EventId> w;
     const EventId first = ix.gpu[run.front()], last = ix.gpu[run.back()];
@@ -195,12 +195,15 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
       const std::string dims = first_dims(t, ix.tree.owner_op(ix.gpu[k]));
       return !dims.empty() && dims == first_dims(t, ix.tree.owner_op(prev));
     };
-    const std::vector<Interval> idle = w.size() >= kMinRun ? gaps_caused_by(ix, gaps, out, link) : std::vector<Interval>{};
+    std::vector<Interval> run_between;
+    const std::vector<Interval> idle =
+        w.size() >= kMinRun ? gaps_caused_by(ix, gaps, out, link, &run_between) : std::vector<Interval>{};
     int64_t here = idle_of(idle);
     for (size_t i : run) here += overlap(t.ts[ix.gpu[i]], t.end(ix.gpu[i]), begin, end);
     if (run.size() >= kMinRun || (w.size() >= kMinRun && static_cast<double>(here) >= kInsideRunShare * static_cast<double>(end - begin))) {
       whole.push_back(std::move(w));
       chain_idle.insert(chain_idle.end(), idle.begin(), idle.end());
+      chain_between.insert(chain_between.end(), run_between.begin(), run_between.end());
     }
   }
   if (whole.empty() || kernel_time == 0) return;
@@ -248,6 +251,7 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
                                      "soon as the next link's launch arrives: the host dispatches the chain op by op",
                                      dur_text(waited), pct_text(static_cast<double>(waited) / static_cast<double>(end - begin)),
                                      count_text(chain_idle.size(), "gap")));
+  if (!chain_between.empty()) f.evidence.push_back(between_launches_text(chain_between, "links"));
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("fuse the chain {}{} with torch.compile (or a fused kernel: fused norms/activations, fused "
                       "AdamW); use in-place ops where the chain must stay eager",
@@ -359,9 +363,9 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   // whole range). Not cuDNN's own transposes: the host time before them is the
   // convolution's dispatch, which the gap would hold without them.
   const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end, true);
-  const std::vector<Interval> idle = gaps_caused_by(ix, gaps, out, [&](size_t k) {
-    return conversion(ix.gpu[k]) && !ix.has(ix.gpu[k], kLayoutKernel);
-  });
+  std::vector<Interval> between;
+  const std::vector<Interval> idle = gaps_caused_by(
+      ix, gaps, out, [&](size_t k) { return conversion(ix.gpu[k]) && !ix.has(ix.gpu[k], kLayoutKernel); }, &between);
   const int64_t waited = idle_of(idle);
   const double idle_share = static_cast<double>(waited) / static_cast<double>(end - begin);
   const bool by_kernels = f.events.size() >= kMinConversions && conv_time > 0;
@@ -395,6 +399,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
                                      "the GPU waits while the host converts",
                                      dur_text(waited), pct_text(idle_share), count_text(idle.size(), "gap"),
                                      op == kNoEvent ? std::string("") : fmt::format(" (under {})", t.name_of(op))));
+    if (!between.empty()) f.evidence.push_back(between_launches_text(between, "conversions"));
   }
   if (!by_kernel.empty())
     f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + (by_op.empty() ? "" : "; under " + top_by_time(by_op, 2)));
@@ -460,7 +465,8 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   // past the range's end counts for its part inside when a cast's kernel ends it: the range
   // sees the host on its way to that launch.
   const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end, true);
-  const std::vector<Interval> idle = gaps_caused_by(ix, gaps, out, [&](size_t k) { return cast_at.count(k) > 0; });
+  std::vector<Interval> between;
+  const std::vector<Interval> idle = gaps_caused_by(ix, gaps, out, [&](size_t k) { return cast_at.count(k) > 0; }, &between);
   const int64_t cast_idle = idle_of(idle);
   const bool by_kernels = f.events.size() >= kMinCasts && kernel_time > 0;
   const double share = by_kernels ? static_cast<double>(cast_time) / static_cast<double>(kernel_time) : 0.0;
@@ -492,6 +498,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that end as soon as a cast kernel's launch "
                                      "arrives: the host is launching the casts one by one",
                                      dur_text(cast_idle), pct_text(idle_share), count_text(idle.size(), "gap")));
+  if (!between.empty()) f.evidence.push_back(between_launches_text(between, "casts"));
   std::string most;
   int most_n = 0;
   for (auto& [k, n] : count_by_cast.empty() ? count_around : count_by_cast)

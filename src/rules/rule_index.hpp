@@ -254,9 +254,14 @@ struct LaunchGap {
 // its end: the range sees the host on its way to that launch), outside optimizer steps.
 std::vector<LaunchGap> launch_gaps(const RuleIndex& ix, int64_t begin, int64_t end, bool past_end = false);
 // The gaps whose arriving kernel `caused` says the pattern launched, and no pattern before
-// it claimed; a long gap only when the host spent most of it in that kernel's op.
+// it claimed; a long gap only when the host spent most of it in that kernel's op, or when it
+// lies between two of the pattern's launches with nothing else recorded on the host (those
+// also go to `between` when given).
 std::vector<Interval> gaps_caused_by(const RuleIndex& ix, const std::vector<LaunchGap>& gaps, const DetectorOutput& out,
-                                     const std::function<bool(size_t)>& caused);
+                                     const std::function<bool(size_t)>& caused, std::vector<Interval>* between = nullptr);
+// The evidence line for those long gaps ("" when none): what of the idle the host spent
+// between two of the pattern's calls (`what`: "casts") with nothing else recorded.
+std::string between_launches_text(const std::vector<Interval>& between, std::string_view what);
 // Their idle time in all.
 int64_t idle_of(const std::vector<Interval>& ivs);
 // The kernels that end the gaps of `gaps` kept in `ivs` (gaps_caused_by's result), in order:
