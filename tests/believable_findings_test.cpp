@@ -97,11 +97,14 @@ TEST(BelievableFindings, NoSavingExceedsWhatTheStepCouldLose) {
     host_sync |= s.id == "host_sync";
   }
   EXPECT_TRUE(host_sync);
-  // Its two estimates overlap: together no more than either's bound, nor their sum.
+  // Its estimates overlap: together no more than their bound, nor their sum (since the
+  // replay's launch latency fix, host_sync's 2.27 ms no longer hides a 25 us pageable copy one).
   ASSERT_TRUE(h.recoverable.has_value());
   EXPECT_LE(h.recoverable->saved_per_step, h.recoverable->bound);
   EXPECT_LE(static_cast<double>(h.recoverable->saved_per_step), could_lose * 1.01);
-  EXPECT_LE(h.recoverable->saved_per_step, torchrec.savings[0].saved_per_step + torchrec.savings[1].saved_per_step);
+  int64_t sum = 0;
+  for (const Saving& s : torchrec.savings) sum += s.saved_per_step;
+  EXPECT_LE(h.recoverable->saved_per_step, sum);
   EXPECT_GE(h.recoverable->saved_per_step, torchrec.savings[0].saved_per_step);
 }
 
@@ -227,8 +230,7 @@ TEST(BelievableFindings, TheHeadlineSaysWhichSpanEachFigureIsOf) {
 using ttap::test_json::parse;
 
 TEST(BelievableFindings, TorchrecHostSyncIsReportedByDefault) {
-  // Its largest what-if; with the default settings (model scorer, top 5 windows) it was in
-  // no finding. It shows where its evidence is: across the steady state.
+  // With the default settings (model scorer, top 5 windows) it was in no finding. It shows where its evidence is: across the steady state.
   const auto r = suite::run_ttap({"analyze", "--format", "json", "--fail-on", "none", data_path("hta_torchrec_a100_rank0.json.gz")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser p;
@@ -239,7 +241,10 @@ TEST(BelievableFindings, TorchrecHostSyncIsReportedByDefault) {
       if (std::string_view(f["id"]) == "host_sync") {
         found = true;
         EXPECT_FALSE(f["saving"].is_null());
-        EXPECT_NE(std::string_view(f["severity"]), "info") << "its what-if is over half of each step";
+        // Info: its what-if (2.27 ms a step) is its measured cost's size. It read 127 ms a step,
+        // an error, while the replay took the 11.5 ms queue depth for the launch latency
+        // (believable_audit2_whatif_test.cpp).
+        EXPECT_EQ(std::string_view(f["severity"]), "info");
       }
   EXPECT_TRUE(found) << r.out.substr(0, 2000);
 }

@@ -37,4 +37,12 @@ LaunchStats launch_stats(const Trace& t, const EventTree& tree) {
   return s;
 }
 
+int64_t idle_queue_launch_latency(std::vector<int64_t>& delays) {
+  constexpr int64_t kMaxIdleQueueLatency = 100'000;
+  if (delays.empty()) return 0;
+  const size_t k = delays.size() / 20;
+  std::nth_element(delays.begin(), delays.begin() + static_cast<std::ptrdiff_t>(k), delays.end());
+  return std::clamp<int64_t>(delays[k], 0, kMaxIdleQueueLatency);
+}
+
 }  // namespace ttap

@@ -76,9 +76,6 @@ uint32_t flags_of(std::string_view n) {
   return f;
 }
 
-// The most an idle queue takes from a launch call to the kernel's start (CUDA and HIP
-// take 5-50 us).
-constexpr int64_t kMaxIdleQueueLatency = 100'000;
 // A first step at least this much longer than the later steps' median is warm-up (kineto's
 // nw4 run, whose DataLoader workers start in it: 181.6 ms against 126 ms, 1.44x).
 constexpr double kWarmupStepRatio = 1.25;
@@ -220,14 +217,9 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   }
   std::sort(ls.begin(), ls.end());
   for (auto [ts, i] : ls) launch_ts.push_back(ts), launch_gpu.push_back(i);
-  if (!delays.empty()) {
-    const size_t k = delays.size() / 20;
-    std::nth_element(delays.begin(), delays.begin() + static_cast<std::ptrdiff_t>(k), delays.end());
-    // A queue that never ran empty has no idle-queue sample: its 5th percentile is the
-    // queue's depth (14 ms on a DDP CNN whose launches run 77 ms ahead), and every kernel
-    // would look freshly launched. An idle queue starts work in microseconds.
-    launch_latency = std::clamp<int64_t>(delays[k], 0, kMaxIdleQueueLatency);
-  }
+  // Capped: with a queue that never ran empty (14 ms deep on a DDP CNN whose launches run
+  // 77 ms ahead) every kernel would look freshly launched.
+  launch_latency = idle_queue_launch_latency(delays);
 
   // ---- main thread and its top-level events ----
   int64_t most = 0;
