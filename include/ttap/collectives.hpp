@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ttap/tree.hpp"
@@ -27,6 +28,16 @@ struct CollectiveCall {
 };
 
 std::vector<CollectiveCall> collective_calls(const Trace& trace, const EventTree& tree);
+
+// The collective type a name says (an op, a record_param_comms "Collective name", a kernel
+// name's type part): allreduce, allgather, reduce_scatter, alltoall, sendrecv, broadcast,
+// barrier, reduce; else the name lowercased without underscores (gather, scatter, ...).
+std::string collective_type(std::string_view name);
+
+// The collective a communication kernel runs: the "Collective name" of the
+// record_param_comms op above its launch, else its kernel name's type
+// (ncclKernel_SendRecv_... is sendrecv).
+std::string collective_type_of(const Trace& trace, const EventTree& tree, EventId kernel);
 
 // Bus bandwidth correction (NCCL's tests): allreduce 2(n-1)/n; allgather, reduce_scatter
 // and alltoall (n-1)/n; the rest 1.

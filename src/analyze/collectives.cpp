@@ -8,9 +8,7 @@
 
 namespace ttap {
 
-namespace {
-
-std::string canonical_type(std::string_view raw) {
+std::string collective_type(std::string_view raw) {
   std::string s;
   for (char c : raw)
     if (c != '_') s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -24,6 +22,8 @@ std::string canonical_type(std::string_view raw) {
   if (s.find("reduce") != std::string::npos) return "reduce";
   return s;
 }
+
+namespace {
 
 // ncclKernel_AllReduce_RING_LL_Sum_float(...) / ncclDevKernel_AllGather_RING_LL(...):
 // the type, then the algorithm and protocol.
@@ -39,12 +39,12 @@ void from_kernel_name(std::string_view name, std::string& type, std::string& alg
       parts.push_back(rest.substr(i, j - i));
       i = j + 1;
     }
-    if (!parts.empty()) type = canonical_type(parts[0]);
+    if (!parts.empty()) type = collective_type(parts[0]);
     if (parts.size() >= 3 && (parts[1] == "RING" || parts[1] == "TREE" || parts[1] == "COLLNET" || parts[1] == "NVLS"))
       algorithm = std::string(parts[1]) + " " + std::string(parts[2]);
     return;
   }
-  type = canonical_type(name.substr(0, name.find('(')));
+  type = collective_type(name.substr(0, name.find('(')));
 }
 
 int dtype_bytes(std::string_view dtype) {
@@ -76,10 +76,9 @@ std::vector<CollectiveCall> collective_calls(const Trace& t, const EventTree& tr
     c.start = t.ts[g];
     c.end = t.end(g);
     from_kernel_name(t.name_of(g), c.type, c.algorithm);
-    // The record_param_comms op above the launch carries the collective's metadata.
+    c.type = collective_type_of(t, tree, g);
     for (EventId e = tree.launcher(g); e != kNoEvent; e = tree.parent(e)) {
       if (const CollectiveArgs* a = t.collective(e)) {
-        if (a->collective_name != kNoString) c.type = canonical_type(t.strings.view(a->collective_name));
         const int size = dtype_bytes(t.strings.view(a->dtype));
         const int64_t nelems = std::max(a->in_msg_nelems, a->out_msg_nelems);
         if (size > 0 && nelems >= 0) c.bytes = nelems * size;
@@ -90,6 +89,18 @@ std::vector<CollectiveCall> collective_calls(const Trace& t, const EventTree& tr
     calls.push_back(std::move(c));
   }
   return calls;
+}
+
+std::string collective_type_of(const Trace& t, const EventTree& tree, EventId g) {
+  // The record_param_comms op above the launch carries the collective's metadata.
+  for (EventId e = tree.launcher(g); e != kNoEvent; e = tree.parent(e))
+    if (const CollectiveArgs* a = t.collective(e)) {
+      if (a->collective_name != kNoString) return collective_type(t.strings.view(a->collective_name));
+      break;
+    }
+  std::string type, algorithm;
+  from_kernel_name(t.name_of(g), type, algorithm);
+  return type;
 }
 
 CollectiveReport analyze_collectives(const std::vector<RankTrace>& ranks) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "rule_index.hpp"
+#include "ttap/collectives.hpp"
 
 namespace ttap::rules {
 
@@ -29,6 +30,12 @@ constexpr int64_t kIssueWindow = 1'000'000;
 std::string comm_op(const RuleIndex& ix, EventId g) {
   const EventId op = ix.tree.owner_op(g);
   return op == kNoEvent ? short_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
+}
+
+// The key with the most time, or "" for none.
+std::string top_key(const std::map<std::string, int64_t>& m) {
+  const auto it = std::max_element(m.begin(), m.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return it == m.end() ? std::string() : it->first;
 }
 
 std::string top_text(const std::map<std::string, int64_t>& m) {
@@ -90,7 +97,7 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   f.id = "comm_not_overlapped";
   f.confidence = confidence_between(static_cast<double>(exposed) / range, kExposedFireShare, kExposedStrongShare);
   f.cost = exposed;
-  std::map<std::string, int64_t> by_kernel, by_op;
+  std::map<std::string, int64_t> by_kernel, by_op, by_type;
   // Collectives overlapping the range, most exposed first.
   std::vector<std::pair<int64_t, EventId>> kernels;
   auto [lo, hi] = ix.gpu_range(begin, end);
@@ -101,6 +108,7 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
     kernels.emplace_back(ex, g);
     by_kernel[short_kernel_name(t.name_of(g))] += ex;
     by_op[comm_op(ix, g)] += ex;
+    by_type[collective_type_of(t, ix.tree, g)] += ex;
   }
   std::stable_sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.first > b.first; });
   for (auto& [ex, g] : kernels) f.events.push_back(g);
@@ -137,10 +145,15 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   const std::string what = by_op.empty() ? std::string("the collectives") : top_text(by_op).substr(0, top_text(by_op).find(' '));
   // DDP's buckets issue only its gradients' all-reduce: bucket_cap_mb does nothing for an
   // all-gather or all-to-all the same job issues itself (sharded embeddings, ZeRO), which
-  // hta_sampled_rank0's DDP job exposes as c10d::_allgather_base_.
-  const bool ddp_collective = what.find("gather") == std::string::npos && what.find("all_to_all") == std::string::npos &&
-                              what.find("alltoall") == std::string::npos && what.find("scatter") == std::string::npos &&
-                              what.find("broadcast") == std::string::npos;
+  // hta_sampled_rank0's DDP job exposes as c10d::_allgather_base_, nor for torchrec's
+  // embedding all-to-all (SendRecv kernels under record_param_comms). The type is the
+  // collective's (collectives.cpp), of the kernels most exposed, else of the op the host
+  // waits on; with neither, the advice stays DDP's.
+  std::string type = top_key(by_type);
+  if (type.empty() && wait_idle > 0)
+    if (const EventId issued = collective_before(ix, longest_wait); issued != kNoEvent)
+      type = collective_type(t.name_of(issued));  // c10d::allreduce_ is allreduce
+  const bool ddp_collective = type.empty() || type == "allreduce";
   f.fix = ddp_trace(t) && ddp_collective
               ? fmt::format("let DDP overlap {} with the backward: lower bucket_cap_mb so the first buckets are reduced "
                             "while later layers still compute, keep find_unused_parameters=False, and avoid work that "
