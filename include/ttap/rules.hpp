@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,11 @@ struct CodeLocation {
   int line = 0;
   std::string function;
 };
+
+// A python_function frame's place: "path/file.py(123): function" -> {path/file.py, 123,
+// function}; nullopt for other frames ("nn.Module: X", "<built-in function linear>"). The
+// one parser of frame names; which places are the user's is each caller's filter.
+std::optional<CodeLocation> parse_frame(std::string_view frame_name);
 
 struct RuleFinding {
   std::string id;           // catalog id

@@ -2,7 +2,6 @@
 // writes library files relative to their sys.path entry ("torch/nn/modules/linear.py",
 // "threading.py"), so "user code" is told apart by the first path component: a file of
 // a known library or of the standard library is not the user's.
-#include <charconv>
 #include <set>
 
 #include "classify.hpp"
@@ -31,24 +30,6 @@ bool library_file(std::string_view file) {
   for (std::string_view lib : kLibraryRoots)
     if (root == lib) return true;
   return false;
-}
-
-// "path/file.py(123): function" -> location; nullopt for other frames ("nn.Module: X",
-// "<built-in function linear>").
-std::optional<CodeLocation> parse_frame(std::string_view name) {
-  const size_t open = name.find(".py(");
-  if (open == std::string_view::npos) return std::nullopt;
-  const size_t digits = open + 4;
-  const size_t close = name.find(')', digits);
-  if (close == std::string_view::npos) return std::nullopt;
-  int line = 0;
-  const auto [ptr, ec] = std::from_chars(name.data() + digits, name.data() + close, line);
-  if (ec != std::errc{} || ptr != name.data() + close || line <= 0) return std::nullopt;
-  CodeLocation loc;
-  loc.file = std::string(name.substr(0, open + 3));
-  loc.line = line;
-  if (name.substr(close).starts_with("): ")) loc.function = std::string(name.substr(close + 3));
-  return loc;
 }
 
 }  // namespace

@@ -13,7 +13,26 @@
 
 #include "rule_index.hpp"
 
-namespace ttap::rules {
+namespace ttap {
+
+std::optional<CodeLocation> parse_frame(std::string_view name) {
+  // Anchored on ".py(": a directory may hold parentheses ("runs (old)/train.py(3): f").
+  const size_t open = name.find(".py(");
+  if (open == std::string_view::npos) return std::nullopt;
+  const size_t digits = open + 4;
+  const size_t close = name.find(')', digits);
+  if (close == std::string_view::npos) return std::nullopt;
+  int line = 0;
+  const auto [ptr, ec] = std::from_chars(name.data() + digits, name.data() + close, line);
+  if (ec != std::errc{} || ptr != name.data() + close || line <= 0) return std::nullopt;
+  CodeLocation loc;
+  loc.file = std::string(name.substr(0, open + 3));
+  loc.line = line;
+  if (name.substr(close).starts_with("): ")) loc.function = std::string(name.substr(close + 3));
+  return loc;
+}
+
+namespace rules {
 
 namespace {
 
@@ -46,19 +65,11 @@ bool is_user_file(std::string_view file) {
   return true;
 }
 
-// "train.py(123): step" -> {train.py, 123, step}; false for other names.
-bool parse_frame(std::string_view name, CodeLocation& out) {
-  const size_t open = name.find('(');
-  const size_t close = name.find("): ");
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return false;
-  int line = 0;
-  const auto [p, ec] = std::from_chars(name.data() + open + 1, name.data() + close, line);
-  if (ec != std::errc() || p != name.data() + close) return false;
-  const std::string_view file = name.substr(0, open);
-  if (!is_user_file(file)) return false;
-  out.file = std::string(file);
-  out.line = line;
-  out.function = std::string(name.substr(close + 3));
+// A user code frame's place; false for other frames and for library code.
+bool user_frame(std::string_view name, CodeLocation& out) {
+  std::optional<CodeLocation> loc = parse_frame(name);
+  if (!loc || !is_user_file(loc->file)) return false;
+  out = std::move(*loc);
   return true;
 }
 
@@ -66,7 +77,7 @@ bool parse_frame(std::string_view name, CodeLocation& out) {
 // one; `loc` gets its place.
 EventId innermost_user_frame(const RuleIndex& ix, EventId e, CodeLocation& loc) {
   for (EventId p = e; p != kNoEvent; p = ix.tree.parent(p))
-    if (ix.t.category[p] == Category::PythonFunction && parse_frame(ix.t.name_of(p), loc)) return p;
+    if (ix.t.category[p] == Category::PythonFunction && user_frame(ix.t.name_of(p), loc)) return p;
   return kNoEvent;
 }
 
@@ -108,7 +119,7 @@ EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
       if (o > most) most = o, widest = c;
     }
     at = widest;
-    if (at != kNoEvent && t.category[at] == Category::PythonFunction && parse_frame(t.name_of(at), loc))
+    if (at != kNoEvent && t.category[at] == Category::PythonFunction && user_frame(t.name_of(at), loc))
       best = at;  // keep descending: the innermost user frame wins
   }
   return best;
@@ -122,4 +133,5 @@ std::string at_text(const std::vector<CodeLocation>& locs) {
   return locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
 }
 
-}  // namespace ttap::rules
+}  // namespace rules
+}  // namespace ttap
