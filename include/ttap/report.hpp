@@ -94,6 +94,10 @@ struct Finding {
   // Its cost lies in CUDA graph capture (RuleFinding::one_time): one-time warm-up work,
   // info, without a what-if saving, never gating.
   bool one_time = false;
+  // The share of the steady state its id costs across the trace (the larger of its cost
+  // across the steady state, in the flagged windows and in every window, or its what-if
+  // saving's share of a step): what sets its severity. 0 for one-time and LLM-only findings.
+  double id_share = 0;
 };
 
 struct FlaggedWindow {
@@ -150,6 +154,10 @@ struct GroupedFinding {
   std::optional<Saving> saving;      // the what-if estimate for its id, as the members carry it
   // What ranks it: the what-if saving when there is one, else its cost (share, 0..1).
   double rank_share = 0;
+  // Its id's share across the trace (Finding::id_share), set only where that, not the
+  // group's own cost or saving, gives it its severity: an id's groups share one severity,
+  // so a group costing 0.1% of a step can be a warning for its id's 5.8% in all.
+  std::optional<double> severity_share;
   std::vector<std::string> evidence;  // across the whole steady state when the rules saw it there
   std::string fix;
   std::string explanation;            // the LLM's, when it judged one of its windows

@@ -118,6 +118,7 @@ void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& stead
       double share = static_cast<double>(cost) / static_cast<double>(span);
       if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);
       f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+      f.id_share = share;
     }
   // The trace's severities can lower a window's first finding to info and raise a later
   // one: move info findings behind the others, so a window never names an info finding
