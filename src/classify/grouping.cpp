@@ -4,6 +4,7 @@
 // what it costs per step), ranked by what fixing it saves. Computed once, here; the
 // renderers only show it.
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -101,16 +102,35 @@ void add_location(std::vector<CodeLocation>& into, const CodeLocation& l) {
 
 }  // namespace
 
+// A name without the memory addresses Python writes into it ("<built-in method  of
+// pybind11_builtins.pybind11_detail_function_record_v1_... object at 0x7fe3f33f0b30>"): an
+// origin names the same problem in every run, and --baseline and SARIF match by it.
+std::string without_addresses(std::string_view name) {
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    if (name.substr(i).starts_with(" at 0x")) {
+      size_t j = i + 6;
+      while (j < name.size() && std::isxdigit(static_cast<unsigned char>(name[j]))) ++j;
+      if (j > i + 6) {
+        i = j;
+        continue;
+      }
+    }
+    out += name[i++];
+  }
+  return out;
+}
+
 std::string event_origin(const Trace& trace, const EventTree& tree, EventId e) {
   if (e >= trace.size()) return "";
   if (is_gpu_activity(trace.category[e])) {
-    if (const EventId op = tree.owner_op(e); op != kNoEvent) return std::string(trace.name_of(op));
-    if (const EventId launch = tree.launcher(e); launch != kNoEvent) return std::string(trace.name_of(launch));
-    return std::string(trace.name_of(e));
+    if (const EventId op = tree.owner_op(e); op != kNoEvent) return without_addresses(trace.name_of(op));
+    if (const EventId launch = tree.launcher(e); launch != kNoEvent) return without_addresses(trace.name_of(launch));
+    return without_addresses(trace.name_of(e));
   }
   if (is_launch(trace.category[e]))
-    if (const EventId op = enclosing_cpu_op(trace, tree, e); op != kNoEvent) return std::string(trace.name_of(op));
-  return std::string(trace.name_of(e));
+    if (const EventId op = enclosing_cpu_op(trace, tree, e); op != kNoEvent) return without_addresses(trace.name_of(op));
+  return without_addresses(trace.name_of(e));
 }
 
 std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
