@@ -18,17 +18,9 @@ namespace {
 
 using namespace ttap;
 using rules_support::Loaded;
+using rules_support::window_text;
 
 const char kBetween[] = "between two of these casts with nothing else recorded on the host between their calls";
-
-std::string window_text(const FlaggedWindow& w) {
-  std::string s;
-  for (const Finding& f : w.findings) {
-    s += f.id + " " + std::string(severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
-    for (const std::string& e : f.evidence) s += "  " + e + "\n";
-  }
-  return s;
-}
 
 // The second step's recast (cast_churn labeled 4690852288805.067 to 4690852295859.589 us):
 // after the fp16 copies, the host records nothing for 554 us before the first copy back to
@@ -38,9 +30,7 @@ TEST(LoopGapRules, IdleBetweenTwoCastsOfTheLoopIsCastChurn) {
   const Loaded& l = rules_support::load(test::data("gpu_zoo/gpuzoo_0011_diffusion_unet_inference.json.gz"));
   const int64_t in_gap = static_cast<int64_t>(4690852295000.0 * 1000);
   const TraceReport r = rules_support::analyze_all_windows(l);
-  const FlaggedWindow* w = nullptr;
-  for (const FlaggedWindow& f : r.flagged)
-    if (!f.steady_state && f.begin <= in_gap && in_gap < f.end) w = &f;
+  const FlaggedWindow* w = rules_support::flagged_window_at(r, in_gap);
   ASSERT_NE(w, nullptr);
   ASSERT_FALSE(w->findings.empty());
   const Finding& first = w->findings.front();

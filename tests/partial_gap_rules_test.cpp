@@ -18,15 +18,7 @@ namespace {
 
 using namespace ttap;
 using rules_support::Loaded;
-
-std::string window_text(const FlaggedWindow& w) {
-  std::string s;
-  for (const Finding& f : w.findings) {
-    s += f.id + " " + std::string(severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
-    for (const std::string& e : f.evidence) s += "  " + e + "\n";
-  }
-  return s;
-}
+using rules_support::window_text;
 
 bool has_line(const Finding& f, const std::string& text) {
   for (const std::string& e : f.evidence)
@@ -42,9 +34,7 @@ TEST(PartialGapRules, StatisticsRunningIntoTheStepBoundaryAreCpuBoundStep) {
   const Loaded& l = rules_support::load(test::data("gpu_zoo/gpuzoo_0023_ssdlite320_mobilenet_v3_large_train.json.gz"));
   const int64_t stats_end = static_cast<int64_t>(4690896065040.404 * 1000);
   const TraceReport r = rules_support::analyze_all_windows(l);
-  const FlaggedWindow* w = nullptr;
-  for (const FlaggedWindow& f : r.flagged)
-    if (!f.steady_state && f.begin <= stats_end && stats_end < f.end) w = &f;
+  const FlaggedWindow* w = rules_support::flagged_window_at(r, stats_end);
   ASSERT_NE(w, nullptr);
   ASSERT_FALSE(w->findings.empty());
   const Finding& first = w->findings.front();

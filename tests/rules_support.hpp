@@ -84,4 +84,21 @@ inline std::string findings_text(const std::vector<RuleFinding>& findings) {
   return s;
 }
 
+// The flagged window (outside the steady-state summary) that holds `ts`, or nullptr.
+inline const FlaggedWindow* flagged_window_at(const TraceReport& r, int64_t ts) {
+  for (const FlaggedWindow& f : r.flagged)
+    if (!f.steady_state && f.begin <= ts && ts < f.end) return &f;
+  return nullptr;
+}
+
+// A flagged window's findings as text, for a failed assertion's message: id, severity, cost, evidence.
+inline std::string window_text(const FlaggedWindow& w) {
+  std::string s;
+  for (const Finding& f : w.findings) {
+    s += f.id + " " + std::string(severity_name(f.severity)) + " cost " + std::to_string(f.cost) + "\n";
+    for (const std::string& e : f.evidence) s += "  " + e + "\n";
+  }
+  return s;
+}
+
 }  // namespace ttap::rules_support
