@@ -26,6 +26,15 @@ namespace ttap {
 enum class Severity : uint8_t { info, warning, error };
 std::string_view severity_name(Severity s);
 
+// Severity by the share of the time a pattern costs (of a range for a window's finding, of the
+// steady state across the trace): an error from a quarter, a warning from a twentieth, else
+// information. The rules and the report's trace severities use the same bars.
+inline constexpr double kErrorShare = 0.25;
+inline constexpr double kWarningShare = 0.05;
+constexpr Severity severity_for_share(double share) {
+  return share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+}
+
 // Where in the user's code a finding points, from python_function frames above its events.
 struct CodeLocation {
   std::string file;   // as written in the trace, e.g. "train.py"

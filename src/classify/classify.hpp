@@ -26,9 +26,7 @@ struct Ignore {
 };
 
 // Severity by the share of the steady state (the steps, or the profiled span without them)
-// a pattern costs across the trace: an error from a quarter, a warning from a twentieth.
-inline constexpr double kErrorShare = 0.25;
-inline constexpr double kWarningShare = 0.05;
+// a pattern costs across the trace: severity_for_share (ttap/rules.hpp).
 
 enum class FailOn : uint8_t { none, warning, error };
 std::optional<FailOn> parse_fail_on(std::string_view s);

@@ -117,7 +117,7 @@ void assign_trace_severity(TraceReport& r, const std::vector<RuleFinding>& stead
           std::min(span, std::max({across[f.id], in_windows[f.id], all == over_windows.end() ? int64_t{0} : all->second}));
       double share = static_cast<double>(cost) / static_cast<double>(span);
       if (const auto s = saving_for(f.id, r.savings)) share = std::max(share, s->step_share);
-      f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+      f.severity = severity_for_share(share);
       f.id_share = share;
     }
   // The trace's severities can lower a window's first finding to info and raise a later

@@ -275,8 +275,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
     // a gpu_idle group read "warning ... costs ~189 us per step (0.1% of step time)", a
     // warning for gpu_idle's 5.8% in all its windows.
     const double own = std::max(g.share, g.saving ? g.saving->step_share : 0.0);
-    const Severity own_severity = own >= kErrorShare ? Severity::error : own >= kWarningShare ? Severity::warning : Severity::info;
-    if (!g.one_time && own_severity < g.severity && id_share[gi] > own) g.severity_share = id_share[gi];
+    if (!g.one_time && severity_for_share(own) < g.severity && id_share[gi] > own) g.severity_share = id_share[gi];
   }
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const GroupedFinding& a, const GroupedFinding& b) {
     if (a.rank_share != b.rank_share) return a.rank_share > b.rank_share;

@@ -33,13 +33,11 @@ constexpr std::array<rules::Detector, 20> kDetectors = {
     rules::detect_low_occupancy,       rules::detect_comm_not_overlapped, rules::detect_comm_blocks_compute,
     rules::detect_graph_breaks,        rules::detect_gpu_idle};
 
-// Severity from the share of the range the finding costs: a quarter or more of the time is
-// an error worth fixing first, a twentieth a warning, less is information. And whatever the
-// share, a finding that costs less than 1% of a step (of the profiled span without steps)
-// is information: a 100th of a short inference trace is a few dozen microseconds, and
-// microseconds are not errors.
-constexpr double kErrorShare = 0.25;
-constexpr double kWarningShare = 0.05;
+// Severity from the share of the range the finding costs (severity_for_share: a quarter or
+// more is an error worth fixing first, a twentieth a warning, less is information). And
+// whatever the share, a finding that costs less than 1% of a step (of the profiled span
+// without steps) is information: a 100th of a short inference trace is a few dozen
+// microseconds, and microseconds are not errors.
 constexpr double kMinStepShare = 0.01;
 
 // Window score weight of a finding's cost: 1 - exp(-k * cost share of the range). A
@@ -108,7 +106,7 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
     const auto [f_begin, f_end] = cost_extent(f);
     const int64_t here = cost_inside(f.cost, f_begin, f_end, begin, end);
     const double share = static_cast<double>(here) / span;
-    f.severity = share >= kErrorShare ? Severity::error : share >= kWarningShare ? Severity::warning : Severity::info;
+    f.severity = severity_for_share(share);
     if (static_cast<double>(here) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;
     // Capture runs once, before the steady state it warms up: information, whatever it costs.
     f.one_time = cost_in_graph_capture(impl_->index, f);

@@ -406,9 +406,6 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     // gpu_idle's. Less than that is a slow op or two in a gap something else holds.
     std::vector<Interval> held{{b, e}};
     if (quiet.empty() || static_cast<double>(cover) < kCpuCoverShare * static_cast<double>(e - b)) {
-      const std::vector<Interval> in_work = work_stretch(ix, quiet, b, e);
-      int64_t in_work_ns = 0;
-      for (auto [wb, we] : in_work) in_work_ns += we - wb;
       const EventId read = read_of[pi];
       // Profiled events that launch (the next step's first op) are not the quiet stretch:
       // the part after the read returned with nothing recorded is.
@@ -424,9 +421,10 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
         if (unprofiled_read == kNoEvent) unprofiled_read = read;
         continue;
       }
+      const std::vector<Interval> in_work = work_stretch(ix, quiet, b, e);
       if (in_work.empty()) continue;
       held = in_work;
-      partial_ns += in_work_ns;
+      partial_ns += idle_of(in_work);
       partial_gaps_ns += e - b;
       // The culprits are the work in those stretches, for their time there.
       std::erase_if(quiet, [&](auto& q) {
@@ -450,9 +448,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       if (o > worst_ns) worst_ns = o, worst = ev;
       if (f.events.size() < 256 && std::find(f.events.begin(), f.events.end(), ev) == f.events.end()) f.events.push_back(ev);
     }
-    int64_t held_ns = 0;
-    for (auto [hb, he] : held) held_ns += he - hb;
-    capture_ns += std::min(captured_here, held_ns);
+    capture_ns += std::min(captured_here, idle_of(held));
   }
   const double range = static_cast<double>(end - begin);
   if (unprofiled_read != kNoEvent && f.events.empty()) f.events.push_back(unprofiled_read);
