@@ -100,8 +100,6 @@ void add_location(std::vector<CodeLocation>& into, const CodeLocation& l) {
   into.push_back(l);
 }
 
-}  // namespace
-
 // A name without the memory addresses Python writes into it ("<built-in method  of
 // pybind11_builtins.pybind11_detail_function_record_v1_... object at 0x7fe3f33f0b30>"): an
 // origin names the same problem in every run, and --baseline and SARIF match by it.
@@ -120,6 +118,8 @@ std::string without_addresses(std::string_view name) {
   }
   return out;
 }
+
+}  // namespace
 
 std::string event_origin(const Trace& trace, const EventTree& tree, EventId e) {
   if (e >= trace.size()) return "";
