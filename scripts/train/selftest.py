@@ -20,6 +20,9 @@
    max pool gives an empty window a finite score;
 9. event dropout (--augment-drop): hides events of a copy, never a window's first, never
    padding, and leaves the trace's own inputs as they were.
+10. the tenth round's refit: --keep-epoch keeps that epoch's weights and stops there, whatever
+   val says; cv_folds.py finds a trace's background (injector 2's manifest field, injector 1's
+   file name) and holds the two recordings of one job out together.
 """
 import json
 import os
@@ -36,6 +39,7 @@ sys.path.insert(0, HERE)
 from data import instance_target  # noqa: E402
 from model import Detector, random_inputs, robust_z  # noqa: E402
 from train import augment_drop, selection_value  # noqa: E402
+from cv_folds import background_of, group_of  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -200,6 +204,27 @@ def check_relative():
     print("ok relative inputs and per-set selection")
 
 
+def check_refit():
+    with tempfile.TemporaryDirectory() as d:
+        feat = os.path.join(d, "feat")
+        write_synthetic(feat)
+        cmd = [sys.executable, os.path.join(HERE, "train.py"), "--features", feat, "--name", "refit",
+               "--out-dir", os.path.join(d, "out"), "--epochs", "6", "--keep-epoch", "2", "--mode", "window",
+               "--config", json.dumps({"d": 32, "D": 64, "ffn": 64}), "--tokenizer", "/nonexistent"]
+        subprocess.run(cmd, check=True, capture_output=True)
+        res = json.load(open(os.path.join(d, "out", "refit.json")))
+        assert res["selected_epoch"] == 2, res["selected_epoch"]
+        assert [h["epoch"] for h in res["history"]] == [0, 1, 2], "training goes on past the kept epoch"
+    assert background_of({"trace": "traces/x_foo_01.json.gz"}, {"manifest": {"background": "hta_mi250_toy.json.gz"}}) \
+        == "hta_mi250_toy"
+    assert background_of({"trace": "traces/surgery_0007_kineto_resnet50_v100_nw0.json.gz"}, {}) \
+        == "kineto_resnet50_v100_nw0"
+    assert background_of({"trace": "traces/zoo_0003_resnet18.json.gz"}, {"manifest": {}}) is None
+    assert group_of("kineto_resnet50_v100_nw0") == group_of("kineto_resnet50_v100_nw4")
+    assert group_of("hta_mi250_toy") != group_of("kineto_resnet50_v100_nw4")
+    print("ok refit at a fixed epoch, backgrounds of the folds")
+
+
 if __name__ == "__main__":
     check_relative()
     check_instance_target()
@@ -207,3 +232,4 @@ if __name__ == "__main__":
     check_training()
     check_training_options()
     check_augment_drop()
+    check_refit()

@@ -287,6 +287,10 @@ def main():
     ap.add_argument("--swa-from", type=int,
                     help="also keep the running average of the weights at the end of each epoch from this one "
                          "on (stochastic weight averaging); it is scored on val and saved as NAME_swa.pt")
+    ap.add_argument("--keep-epoch", type=int,
+                    help="keep the weights at the end of this epoch (0-based) and stop there, whatever val says: a "
+                         "refit on train and val with the epoch count cross-validation chose (cv_folds.py); "
+                         "the learning-rate schedule is still that of --epochs")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -389,7 +393,7 @@ def main():
         tr_parts = {k2: round(v2 / max(1, len(order)), 4) for k2, v2 in agg.items()}
         history.append(dict(epoch=epoch, seconds=round(time.time() - te, 1), loss_parts=tr_parts, metrics=res))
         print(f"epoch {epoch} {time.time() - te:.0f}s loss {tr_parts} | {fmt(res)}", flush=True)
-        if crit > best:
+        if (epoch == a.keep_epoch) if a.keep_epoch is not None else crit > best:
             best, best_epoch = crit, epoch
             best_state = {k2: v2.detach().clone() for k2, v2 in model.state_dict().items()}
         if a.swa_from is not None and epoch >= a.swa_from:
@@ -402,6 +406,8 @@ def main():
                 for k2, v2 in cur.items():
                     if v2.is_floating_point():
                         swa_state[k2] += (v2.detach().float() - swa_state[k2]) / swa_n
+        if a.keep_epoch is not None and epoch >= a.keep_epoch:
+            break
         if (time.time() - t_train) / 60.0 > a.minutes:
             print(f"time budget of {a.minutes} min reached", flush=True)
             break
