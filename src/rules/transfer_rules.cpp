@@ -683,7 +683,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   const int64_t mid = begin + (end - begin) / 2;
   const int64_t ctx_b = std::min(begin, mid - kRecopyContext / 2), ctx_e = std::max(end, mid + kRecopyContext / 2);
   std::set<size_t> recopy_at;
-  int64_t recopy_time = 0, recopy_bytes = 0;
+  int64_t recopy_time = 0, recopy_min = 0, recopy_max = 0;
   std::map<std::string, int> recopies_by_op;
   std::vector<EventId> recopies;
   {
@@ -695,7 +695,9 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       EventId call = clone_of(ix, g);  // named by the call the user wrote: aten::contiguous above its aten::clone
       for (EventId up = ix.tree.parent(call); up != kNoEvent && ix.has(up, kCloneOp); up = ix.tree.parent(up)) call = up;
       ++recopies_by_op[std::string(t.name_of(call))];
-      recopy_bytes = device_copy_bytes(ix, g);
+      const int64_t b = device_copy_bytes(ix, g);
+      recopy_min = recopy_at.size() == 1 ? b : std::min(recopy_min, b);
+      recopy_max = std::max(recopy_max, b);
       if (t.ts[g] >= begin && t.ts[g] < end) {
         recopy_time += t.dur[g];
         recopies.push_back(g);
@@ -750,10 +752,13 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     int most_n = 0;
     for (auto& [name, n] : recopies_by_op)
       if (n > most_n) most_n = n, most = name;
+    const std::string sizes = recopy_min == recopy_max
+                                  ? bytes_text(recopy_min)
+                                  : fmt::format("{} to {}", bytes_text(recopy_min), bytes_text(recopy_max));
     f.evidence.push_back(fmt::format("{} copies by aten::clone/contiguous in the {} around the range each follow a device "
                                      "copy of the same size ({}) with nothing else run on the GPU between them, most under "
                                      "{} x{}: the step copies what it has just copied",
-                                     recopy_at.size(), dur_text(ctx_e - ctx_b), bytes_text(recopy_bytes), most, most_n));
+                                     recopy_at.size(), dur_text(ctx_e - ctx_b), sizes, most, most_n));
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that {} as soon as such a copy's launch "
                                      "arrives: the host is dispatching copies of copies one by one",
                                      dur_text(recopy_idle), pct_text(idle_share), count_text(idle.size(), "gap"),
@@ -762,7 +767,8 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   }
   f.locations = user_locations(ix, f.events);
   const bool ddp = t.strings.find("DistributedDataParallel.forward") != kNoString;
-  f.fix = ddp && dtod >= clones
+  // DDP's bucket copies are large Memcpy DtoD copies; copies of a copy are the step's own.
+  f.fix = ddp && large_fires && dtod >= clones
               ? fmt::format("DDP copies every gradient into its all-reduce bucket ({} per range here): construct "
                             "DistributedDataParallel(..., gradient_as_bucket_view=True) so gradients are views of the "
                             "buckets",
