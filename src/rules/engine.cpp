@@ -21,15 +21,15 @@ namespace {
 // In catalog order, except that the detectors that explain GPU idle time (syncs,
 // allocations, copies, the loader) run before cpu_bound_step and launch_bound, the GPU-work
 // patterns whose launches can starve the GPU (dtype casts first, whose copy kernels are
-// elementwise too, then elementwise chains and layout copies) before launch_bound, which
+// elementwise too, then elementwise chains, layout copies and copies of a copy) before launch_bound, which
 // leaves them the gaps they caused, and gpu_idle last, since it reports only the idle time
 // the others left unexplained.
 constexpr std::array<rules::Detector, 20> kDetectors = {
     rules::detect_host_sync,           rules::detect_alloc_churn,         rules::detect_pageable_memcpy,     rules::detect_small_transfers,
     rules::detect_offload_pingpong,    rules::detect_dataloader_stall,    rules::detect_cpu_bound_step,
     rules::detect_cast_churn,          rules::detect_unfused_elementwise, rules::detect_fp32_no_tensor_cores,
-    rules::detect_layout_conversion,   rules::detect_launch_bound,        rules::detect_optimizer_single_tensor,
-    rules::detect_grad_not_set_to_none, rules::detect_redundant_copy,
+    rules::detect_layout_conversion,   rules::detect_redundant_copy,      rules::detect_launch_bound,
+    rules::detect_optimizer_single_tensor, rules::detect_grad_not_set_to_none,
     rules::detect_low_occupancy,       rules::detect_comm_not_overlapped, rules::detect_comm_blocks_compute,
     rules::detect_graph_breaks,        rules::detect_gpu_idle};
 

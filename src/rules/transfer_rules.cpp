@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "rule_index.hpp"
 
@@ -589,6 +590,59 @@ int64_t first_tensor_bytes(const Trace& t, EventId op) {
     size = 1;
   return n * size;
 }
+
+// redundant_copy of copies launched one by one: a device copy made by aten::clone /
+// aten::contiguous of as many bytes as the device copy that ran on the GPU just before it,
+// with nothing else run between them, most likely copies what that copy made (`.clone()` of
+// a fresh clone, `.t().contiguous()` undone by another; the trace records no tensor
+// identity, so a run of same-size clones of different tensors reads the same, and the
+// evidence says only what is recorded). Each costs a launch and the host's dispatch
+// for a microsecond of copying; on a fast GPU the idle they leave is most of what they
+// cost. Counted over the 1 ms around the range (cast_churn's context), since a window of
+// an eager step holds a few of them; the idle fires at cast_churn's bars.
+constexpr int64_t kRecopyContext = 1'000'000;
+constexpr double kRecopyIdleFireShare = 0.15;
+constexpr double kRecopyIdleStrongShare = 0.50;
+
+// The aten::clone / aten::contiguous a GPU copy was made for: its enclosing op, or that
+// op's parent (copy_ under clone); kNoEvent for any other GPU work.
+EventId clone_of(const RuleIndex& ix, EventId g) {
+  const EventId op = ix.enclosing_op(g);
+  if (op == kNoEvent) return kNoEvent;
+  if (ix.has(op, kCloneOp)) return op;
+  const EventId up = ix.tree.parent(op);
+  return up != kNoEvent && ix.has(up, kCloneOp) ? up : kNoEvent;
+}
+
+// The bytes a device-side copy moves (a Memcpy DtoD's recorded size, a clone kernel's
+// tensor), -1 for anything else: uploads and downloads are not copies of a copy.
+int64_t device_copy_bytes(const RuleIndex& ix, EventId g) {
+  const Trace& t = ix.t;
+  if (t.category[g] == Category::GpuMemcpy) return direction(t.name_of(g)) == Dir::DtoD ? bytes_of(t, g) : -1;
+  if (t.category[g] != Category::Kernel) return -1;
+  const EventId c = clone_of(ix, g);
+  return c == kNoEvent ? -1 : first_tensor_bytes(t, c);
+}
+
+// Whether the GPU work at position k of ix.gpu is a clone's copy of what the device copy
+// just before it on the primary device made (same bytes, the same launching thread, a
+// different clone call).
+bool copies_a_copy(const RuleIndex& ix, size_t k) {
+  const Trace& t = ix.t;
+  const EventId g = ix.gpu[k];
+  if (!ix.on_primary(g) || ix.gpu_in_optimizer[k]) return false;
+  const EventId clone = clone_of(ix, g);
+  const int64_t b = clone == kNoEvent ? -1 : device_copy_bytes(ix, g);
+  if (b <= 0) return false;
+  for (size_t j = k, seen = 0; j-- > 0 && seen < 64; ++seen) {
+    const EventId p = ix.gpu[j];
+    if (!ix.on_primary(p)) continue;
+    const EventId lp = ix.tree.launcher(p), lg = ix.tree.launcher(g), cp = clone_of(ix, p);
+    return device_copy_bytes(ix, p) == b && cp != clone && lp != kNoEvent && lg != kNoEvent &&
+           t.track[lp] == t.track[lg];
+  }
+  return false;
+}
 }  // namespace
 
 void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
@@ -609,11 +663,8 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       b = bytes_of(t, g);
       if (b >= kLargeCopyBytes) ++dtod;
     } else if (t.category[g] == Category::Kernel && op != kNoEvent) {
-      // A copy kernel launched for .contiguous() / .clone(): the clone op is the copy's
-      // enclosing op or its parent.
-      EventId clone = ix.has(op, kCloneOp) ? op : kNoEvent;
-      const EventId up = ix.tree.parent(op);
-      if (clone == kNoEvent && up != kNoEvent && ix.has(up, kCloneOp)) clone = up;
+      // A copy kernel launched for .contiguous() / .clone().
+      const EventId clone = clone_of(ix, g);
       if (clone == kNoEvent) continue;
       b = first_tensor_bytes(t, clone);
       if (b >= kLargeCopyBytes) ++clones;
@@ -626,23 +677,98 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += t.dur[g];
     f.events.push_back(g);
   }
-  if (f.events.size() < kRedundantMinCopies || busy_time == 0) return;
-  const double share = static_cast<double>(time) / static_cast<double>(busy_time);
-  if (share < kRedundantFireShare) return;
+  const double share = busy_time > 0 ? static_cast<double>(time) / static_cast<double>(busy_time) : 0.0;
+  const bool large_fires = f.events.size() >= kRedundantMinCopies && share >= kRedundantFireShare;
+  // Copies of a copy launched one by one, and the launch gaps they end (copies_a_copy).
+  const int64_t mid = begin + (end - begin) / 2;
+  const int64_t ctx_b = std::min(begin, mid - kRecopyContext / 2), ctx_e = std::max(end, mid + kRecopyContext / 2);
+  std::set<size_t> recopy_at;
+  int64_t recopy_time = 0, recopy_min = 0, recopy_max = 0;
+  std::map<std::string, int> recopies_by_op;
+  std::vector<EventId> recopies;
+  {
+    auto [clo, chi] = ix.gpu_range(ctx_b, ctx_e);
+    for (size_t k = clo; k < chi; ++k) {
+      if (!copies_a_copy(ix, k)) continue;
+      const EventId g = ix.gpu[k];
+      recopy_at.insert(k);
+      EventId call = clone_of(ix, g);  // named by the call the user wrote: aten::contiguous above its aten::clone
+      for (EventId up = ix.tree.parent(call); up != kNoEvent && ix.has(up, kCloneOp); up = ix.tree.parent(up)) call = up;
+      ++recopies_by_op[std::string(t.name_of(call))];
+      const int64_t b = device_copy_bytes(ix, g);
+      recopy_min = recopy_at.size() == 1 ? b : std::min(recopy_min, b);
+      recopy_max = std::max(recopy_max, b);
+      if (t.ts[g] >= begin && t.ts[g] < end) {
+        recopy_time += t.dur[g];
+        recopies.push_back(g);
+      }
+    }
+  }
+  const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end, true);
+  const std::vector<Interval> idle =
+      recopy_at.size() >= kRedundantMinCopies
+          ? gaps_caused_by(ix, gaps, out, [&](size_t k) { return recopy_at.count(k) > 0; })
+          : std::vector<Interval>{};
+  const int64_t recopy_idle = idle_of(idle);
+  const double idle_share = static_cast<double>(recopy_idle) / static_cast<double>(end - begin);
+  const bool idle_fires = idle_share >= kRecopyIdleFireShare;
+  if (!large_fires && !idle_fires) return;
   f.id = "redundant_copy";
-  f.confidence = confidence_between(share, kRedundantFireShare, kRedundantStrongShare);
-  f.cost = time;
+  f.confidence = std::max(large_fires ? confidence_between(share, kRedundantFireShare, kRedundantStrongShare) : 0.0,
+                          idle_fires ? confidence_between(idle_share, kRecopyIdleFireShare, kRecopyIdleStrongShare) : 0.0);
+  if (!large_fires) {
+    f.events.clear();
+    by_op.clear();
+    time = 0;
+  }
+  const size_t large_copies = f.events.size();
+  const int64_t large_time = time;
+  if (idle_fires) {
+    // A copy counted both ways (a large one that copies a copy) counts its time once.
+    for (EventId g : recopies)
+      if (std::find(f.events.begin(), f.events.end(), g) == f.events.end()) {
+        f.events.push_back(g);
+        time += t.dur[g];
+      }
+    if (f.events.empty()) f.events = kernels_ending(ix, gaps, idle);  // only the wait shows here
+  }
+  f.cost = time + (idle_fires ? recopy_idle : 0);
   span_of(t, f);
-  f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({} Memcpy DtoD, {} contiguous/clone "
-                                   "kernels): {} moved in {}, {} of GPU time in the range",
-                                   f.events.size(), bytes_text(kLargeCopyBytes), dtod, clones, bytes_text(bytes),
-                                   dur_text(time), pct_text(share)));
-  f.evidence.push_back(top_name(by_op) == "(no op)"
-                           ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
-                           : fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
+  if (idle_fires && !idle.empty()) {
+    f.begin = std::min(f.begin, idle.front().first);
+    f.end = std::max(f.end, idle.back().second);
+  }
+  if (large_fires) {
+    f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({} Memcpy DtoD, {} contiguous/clone "
+                                     "kernels): {} moved in {}, {} of GPU time in the range",
+                                     large_copies, bytes_text(kLargeCopyBytes), dtod, clones, bytes_text(bytes),
+                                     dur_text(large_time), pct_text(share)));
+    f.evidence.push_back(top_name(by_op) == "(no op)"
+                             ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
+                             : fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
+  }
+  if (idle_fires) {
+    std::string most;
+    int most_n = 0;
+    for (auto& [name, n] : recopies_by_op)
+      if (n > most_n) most_n = n, most = name;
+    const std::string sizes = recopy_min == recopy_max
+                                  ? bytes_text(recopy_min)
+                                  : fmt::format("{} to {}", bytes_text(recopy_min), bytes_text(recopy_max));
+    f.evidence.push_back(fmt::format("{} copies by aten::clone/contiguous in the {} around the range each follow a device "
+                                     "copy of the same size ({}) with nothing else run on the GPU between them, most under "
+                                     "{} x{}: the step copies what it has just copied",
+                                     recopy_at.size(), dur_text(ctx_e - ctx_b), sizes, most, most_n));
+    f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that {} as soon as such a copy's launch "
+                                     "arrives: the host is dispatching copies of copies one by one",
+                                     dur_text(recopy_idle), pct_text(idle_share), count_text(idle.size(), "gap"),
+                                     idle.size() == 1 ? "ends" : "end"));
+    if (by_op.empty()) by_op[most] = 1;
+  }
   f.locations = user_locations(ix, f.events);
   const bool ddp = t.strings.find("DistributedDataParallel.forward") != kNoString;
-  f.fix = ddp && dtod >= clones
+  // DDP's bucket copies are large Memcpy DtoD copies; copies of a copy are the step's own.
+  f.fix = ddp && large_fires && dtod >= clones
               ? fmt::format("DDP copies every gradient into its all-reduce bucket ({} per range here): construct "
                             "DistributedDataParallel(..., gradient_as_bucket_view=True) so gradients are views of the "
                             "buckets",
@@ -650,6 +776,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
               : fmt::format("avoid the copies made by {}{}: keep tensors contiguous where they are made, use views "
                             "and in-place ops instead of .contiguous()/.clone()",
                             top_name(by_op), at_text(f.locations));
+  if (idle_fires) claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
 
