@@ -757,7 +757,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                   : fmt::format("{} to {}", bytes_text(recopy_min), bytes_text(recopy_max));
     f.evidence.push_back(fmt::format("{} copies by aten::clone/contiguous in the {} around the range each follow a device "
                                      "copy of the same size ({}) with nothing else run on the GPU between them, most under "
-                                     "{} x{}: the step copies what it has just copied",
+                                     "{} x{}: most likely the step copies what it has just copied",
                                      recopy_at.size(), dur_text(ctx_e - ctx_b), sizes, most, most_n));
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that {} as soon as such a copy's launch "
                                      "arrives: the host is dispatching copies of copies one by one",
