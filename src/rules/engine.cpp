@@ -58,7 +58,11 @@ bool cost_in_graph_capture(const rules::RuleIndex& ix, const RuleFinding& f) {
   int64_t total = 0, captured = 0;
   for (auto [b, e] : merge_intervals(std::move(where))) {
     total += e - b;
-    captured += rules::covered(ix.capture_work, b, e);
+    // Spans may hold GPU work (a kernel chain and the idle between its kernels): only their
+    // GPU-idle parts can be capture work.
+    if (f.spans.empty()) captured += rules::covered(ix.capture_work, b, e);
+    else
+      for (auto [ib, ie] : rules::uncovered(ix.busy, b, e)) captured += rules::covered(ix.capture_work, ib, ie);
   }
   return total > 0 && 2 * captured > total;
 }
