@@ -36,3 +36,33 @@ TEST(BelievableAudit3Capture, CudaGraphTreesRecordingIsOneTimeWork) {
 }
 
 }  // namespace
+
+namespace {
+
+// Where a kernel pattern's cost lies (its kernels and the idle waiting for them,
+// believable_audit3_occurrences_test.cpp) is judged for capture work by its GPU-idle part
+// alone: x_tracelens_sglang_decode_bs32_02's eager elementwise chain runs while the host
+// captures a graph, and its kernels ran, so it is no capture work. Every other finding's spans
+// are judged whole: the pageable copy that injector 2 placed inside vLLM's capture
+// (x_tracelens_vllm_piecewise_capture_04) is one-time, though the GPU is busy meanwhile.
+TEST(BelievableAudit3Capture, OnlyAKernelPatternsGpuWorkIsKeptOutOfCapture) {
+  struct Case {
+    const char* name;
+    const char* id;
+    bool one_time;
+  };
+  for (const Case& c : {Case{"rules_x/x_tracelens_sglang_decode_bs32_02.json.gz", "unfused_elementwise", false},
+                        Case{"rules_x/x_tracelens_vllm_piecewise_capture_04.json.gz", "pageable_memcpy", true}}) {
+    const rules_support::Loaded& l = rules_support::load(suite::data_path(c.name));
+    const TraceReport r = rules_support::analyze_all_windows(l);
+    size_t seen = 0;
+    for (const GroupedFinding& g : r.findings)
+      if (g.id == c.id) {
+        ++seen;
+        EXPECT_EQ(g.one_time, c.one_time) << c.name << ": " << g.id << " in " << g.origin;
+      }
+    EXPECT_GT(seen, 0u) << c.name;
+  }
+}
+
+}  // namespace
