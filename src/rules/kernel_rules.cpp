@@ -249,6 +249,10 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   set_span(t, f);
   f.begin = std::max(f.begin, begin);
   f.end = std::min(f.end, end);
+  // Runs whose kernels all lie outside the range show in it only by the idle waiting for their
+  // links: the kernels' span clipped to the range is empty (gpuzoo_0042 read begin after end),
+  // and where the cost lies is the span.
+  if (f.begin > f.end && !f.spans.empty()) f.begin = f.spans.front().first, f.end = f.spans.back().second;
   f.evidence.push_back(fmt::format("{} of at least {} back-to-back elementwise kernels ({} kernels, {}{}), {} of "
                                    "kernel time in the range",
                                    count_text(whole.size(), "run"), kMinRun, kernels, dur_text(all_time),
