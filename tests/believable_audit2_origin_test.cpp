@@ -18,12 +18,9 @@ using namespace ttap;
 TEST(BelievableAudit2Origin, AnOriginHoldsNoMemoryAddress) {
   const TraceReport r = rules_support::analyze_all_windows(
       rules_support::load(suite::data_path("gpu_zoo/gpuzoo_0023_ssdlite320_mobilenet_v3_large_train.json.gz")));
-  bool builtin = false;
-  for (const GroupedFinding& g : r.findings) {
+  for (const GroupedFinding& g : r.findings)
     EXPECT_EQ(g.origin.find(" at 0x"), std::string::npos) << g.id << " in " << g.origin;
-    builtin |= g.origin.find("pybind11_detail_function_record") != std::string::npos;
-  }
-  EXPECT_TRUE(builtin);  // the group is still there, named by the built-in
+  // The built-in's group is now named after the frame above it (believable_audit3_origin_test).
 }
 
 }  // namespace

@@ -89,11 +89,15 @@ TEST(OneTimeCapture, VllmCaptureIsInfoNotRecoverableAndPassesTheGate) {
   EXPECT_FALSE(r.gate_failed) << groups_text(r);
 }
 
-// xDiT's compile warm-up captures graphs for 228 ms of its 397 ms; the GPU idle in there is
-// one-time. Its device syncs outside capture stay steady-state findings at what they could
-// save (12.1 ms, 3%: the idle after the 35.3 ms call; at most what the calls held the host),
-// and the warning-level idle outside capture still fails the gate.
-TEST(OneTimeCapture, XditCaptureIdleIsOneTimeWhileWorkOutsideCaptureStillGates) {
+// xDiT's compile warm-up captures graphs for 228 ms of its 397 ms, and Inductor's CUDA graph
+// trees record them for 319 ms (54-373 ms: the node's setup before the capture, the
+// instantiation after it); the GPU idle in there is one-time. Its device syncs outside capture
+// stay steady-state findings at what they could save (12.1 ms, 3%: the idle after the 35.3 ms
+// call; at most what the calls held the host). Nothing outside the recording costs a
+// warning's twentieth, so the trace passes the gate (until the ninth round's audit the
+// recording's 67 ms outside capture_begin..capture_end made every gpu_idle group a warning;
+// believable_audit3_capture_test.cpp).
+TEST(OneTimeCapture, XditCaptureIdleIsOneTimeAndTheRestJudgedOnItsOwnCost) {
   const ttap::TraceReport r = analyze(trace(kXditCapture));
   bool capture_idle = false, sync = false, steady_warning = false;
   for (const ttap::GroupedFinding& g : r.findings) {
@@ -116,12 +120,12 @@ TEST(OneTimeCapture, XditCaptureIdleIsOneTimeWhileWorkOutsideCaptureStillGates) 
   }
   EXPECT_TRUE(capture_idle) << "the capture's idle is reported, as one-time\n" << groups_text(r);
   EXPECT_TRUE(sync) << groups_text(r);
-  EXPECT_TRUE(steady_warning) << groups_text(r);
+  EXPECT_FALSE(steady_warning) << groups_text(r);
   // What is left outside capture; before, the capture's idle made it 71%.
   EXPECT_LT(r.recoverable_share, 0.2) << groups_text(r);
   EXPECT_GT(r.recoverable_share, 0.03) << groups_text(r);
-  EXPECT_EQ(r.verdict, ttap::Verdict::flagged);
-  EXPECT_TRUE(r.gate_failed);
+  EXPECT_EQ(r.verdict, ttap::Verdict::clean) << groups_text(r);
+  EXPECT_FALSE(r.gate_failed) << groups_text(r);
 }
 
 // A trace without capture reads as before: the README's figures for the controlled pair.
@@ -172,9 +176,11 @@ TEST(OneTimeCapture, CliGatesAndReportsOneTimeWork) {
   EXPECT_EQ(gated.exit_code, 0) << gated.out << gated.err;
   EXPECT_NE(gated.out.find("[new]"), std::string::npos) << gated.out;
 
-  // The same baseline gate on xDiT still fails on its syncs, which are new and outside capture.
+  // The same baseline gate on xDiT: its syncs and idle outside capture are new, but each
+  // costs under a warning's share (3.0% and at most 1.0%), so they do not fail it either.
   const ProcResult xdit = ttap::suite::analyze({ttap::suite::data_path(kXditCapture), "--no-progress", "--baseline", base_file});
-  EXPECT_EQ(xdit.exit_code, 1) << xdit.out << xdit.err;
+  EXPECT_EQ(xdit.exit_code, 0) << xdit.out << xdit.err;
+  EXPECT_NE(xdit.out.find("[new]"), std::string::npos) << xdit.out;
 }
 
 }  // namespace

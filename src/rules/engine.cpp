@@ -55,10 +55,18 @@ bool cost_in_graph_capture(const rules::RuleIndex& ix, const RuleFinding& f) {
   if (where.empty())
     for (EventId e : f.events)
       if (e < ix.t.size() && is_cpu_side(ix.t.category[e]) && ix.t.dur[e] > 0) where.emplace_back(ix.t.ts[e], ix.t.end(e));
+  // A kernel pattern's spans hold its kernels' time as well as the idle waiting for them (a
+  // chain and the gaps between its links): only their GPU-idle parts can be capture work.
+  // Other spans (a copy's host calls, the idle after a sync) are judged whole.
+  const bool kernels_only = !f.spans.empty() && std::all_of(f.events.begin(), f.events.end(), [&](EventId e) {
+    return e < ix.t.size() && ix.t.category[e] == Category::Kernel;
+  });
   int64_t total = 0, captured = 0;
   for (auto [b, e] : merge_intervals(std::move(where))) {
     total += e - b;
-    captured += rules::covered(ix.capture_work, b, e);
+    if (!kernels_only) captured += rules::covered(ix.capture_work, b, e);
+    else
+      for (auto [ib, ie] : rules::uncovered(ix.busy, b, e)) captured += rules::covered(ix.capture_work, ib, ie);
   }
   return total > 0 && 2 * captured > total;
 }

@@ -546,12 +546,25 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   // The autograd engine's own work per node of the backward graph (views, reshapes and
   // other nodes that launch nothing): overhead of running the backward op by op.
   const bool engine_nodes = ix.has(top.calls.front(), kAutogradOp);
+  // The profiler's own bookkeeping: a record_function range entered or left, torch.profiler's
+  // step(). gpuzoo_0051's 1.43 ms pybind call under torch/autograd/profiler.py's __enter__
+  // (ProfilerStep#3 opening) read "move <built-in method _record_function_enter_new of
+  // pybind11_builtins...> off the step path": no user code to move.
+  EventId profiler_frame = kNoEvent;
+  for (EventId p = top.calls.front(); p != kNoEvent && profiler_frame == kNoEvent; p = ix.tree.parent(p))
+    if (t.name_of(p).starts_with("torch/autograd/profiler.py(") || t.name_of(p).starts_with("torch/profiler/profiler.py("))
+      profiler_frame = p;
   if (captured)
     f.fix = fmt::format("{}{} runs during CUDA graph capture, one-time warm-up work (the captured kernels run later, "
                         "on replay): profile after capture (warm up first, then record with torch.profiler.schedule("
                         "wait=..., warmup=..., active=...)); if capture recurs in the steady state, inputs come in "
                         "shapes not captured yet: pad them to the captured sizes",
                         top_name, where);
+  else if (profiler_frame != kNoEvent)
+    f.fix = fmt::format("{}{} is the profiler's own bookkeeping (entering or leaving a record_function range), host "
+                        "time only a profiled run spends, not the step's work: there is nothing in the step to move; "
+                        "judge the step by its other findings",
+                        t.name_of(profiler_frame), where);
   else if (compiled_call)
     f.fix = fmt::format("the GPU waits on {}{}, a torch.compile'd graph's host side (its Python wrapper, guard checks "
                         "and kernel launches): replay it as a CUDA graph (torch.compile(mode=\"reduce-overhead\")), "
