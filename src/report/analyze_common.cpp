@@ -72,6 +72,13 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {}, p95 {}",
                               h.launches, 100.0 * h.short_kernel_share, analyze_render::human_duration(h.launch_delay_p50),
                               analyze_render::human_duration(h.launch_delay_p95)));
+  // Python stacks cost host time: the tracer hooks every Python call, so the host-side
+  // findings read larger than the same job without it. Said once, before any figure built on it.
+  if (h.python_functions > 0)
+    out.push_back(fmt::format("note: recorded with Python stacks ({} python_function events, torch.profiler.profile(with_stack=True)): "
+                              "the Python tracer slows the host, so host-side times (cpu_bound_step, launch_bound, gpu_idle while "
+                              "the main thread runs Python, and their what-ifs) read larger than in a run profiled without it",
+                              h.python_functions));
   // One total is shown, under the findings (TraceReport::recoverable_share, which counts the
   // findings without a what-if too); the what-ifs' own capped sum stays in JSON only.
   for (const Saving& s : t.savings) {
