@@ -73,6 +73,11 @@ TEST(BelievableAudit4KernelNames, EverySignatureReadsAsItsFunction) {
       {"hta_sampled_rank0.json.gz", "std::enable_if<!(false)", "internal::gemvx::kernel"},
       {"hta_sampled_rank0.json.gz", "DeviceScanKernel<cub", "cub::DeviceScanKernel"},
       {"kineto_resnet50_v100_nw0.json.gz", "nchwToNhwcKernel<", "nchwToNhwcKernel"},
+      // Recorded mangled (MI300X): demangled first.
+      {"tracelens_vllm_piecewise_graph_execution.json.gz", "_ZN7ck_tile6kentry", "ck_tile::kentry"},
+      {"tracelens_resnet_ckpt_mi300.json.gz", "_ZN2ck16tensor_operation",
+       "ck::tensor_operation::device::kernel_grouped_conv_fwd_multiple_abd_xdl_cshuffle"},
+      {"tracelens_sglang_qwen3_8b_prefilldecode.json.gz", "_ZN5aiter24add_rmsnorm_quant_kernel", "aiter::add_rmsnorm_quant_kernel"},
       // Short template arguments stay, as the evidence has always printed them.
       {"kineto_resnet50_v100_nw0.json.gz", "bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>",
        "cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>"},

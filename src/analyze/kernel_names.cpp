@@ -36,10 +36,34 @@ struct Nesting {
   bool outside() const { return open.empty(); }
 };
 
+// Some kernels are recorded by their mangled symbol ("_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwd...",
+// vLLM on MI300X; "_ZN5aiter24add_rmsnorm_quant_kernelIDF16b...", SGLang). Its qualified
+// name is the run of <length><identifier> after "_ZN" (or the one after "_Z"): read here
+// rather than by abi::__cxa_demangle, which fails on some of them (libstdc++ 12 on DF16b,
+// std::bfloat16_t) and would make the name depend on the C++ runtime; baselines and SARIF
+// match groups by it. An anonymous namespace ("_GLOBAL__N_1") is left out, as above.
+std::string unmangled_name(std::string_view name) {
+  if (!name.starts_with("_Z")) return std::string(name);
+  size_t i = 2;
+  const bool nested = i < name.size() && name[i] == 'N';
+  if (nested) ++i;
+  std::string out;
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) {
+    size_t len = 0;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) len = len * 10 + static_cast<size_t>(name[i++] - '0');
+    if (len == 0 || i + len > name.size()) return std::string(name);
+    const std::string_view part = name.substr(i, len);
+    i += len;
+    if (!part.starts_with("_GLOBAL__N")) out += (out.empty() ? "" : "::") + std::string(part);
+    if (!nested) break;
+  }
+  return out.empty() ? std::string(name) : out;
+}
+
 }  // namespace
 
 std::string readable_kernel_name(std::string_view name) {
-  std::string s(name);
+  std::string s = unmangled_name(name);
   for (size_t p; (p = s.find("(anonymous namespace)::")) != std::string::npos;) s.erase(p, 23);
   if (s.starts_with("void ")) s.erase(0, 5);
 
