@@ -76,7 +76,7 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
   // findings read larger than the same job without it. Said once, before any figure built on it.
   if (h.python_functions > 0)
     out.push_back(fmt::format("note: recorded with Python stacks ({} python_function events, torch.profiler.profile(with_stack=True)): "
-                              "the Python tracer slows the host, so host-side times (cpu_bound_step, launch_bound, gpu_idle while "
+                              "the Python tracer slows the host, so host-side times (CPU-bound stretches, launch gaps, GPU idle while "
                               "the main thread runs Python, and their what-ifs) read larger than in a run profiled without it",
                               h.python_functions));
   // One total is shown, under the findings (TraceReport::recoverable_share, which counts the
