@@ -151,6 +151,14 @@ std::string saving_text(const Saving& s) {
                      100.0 * s.step_share);
 }
 
+std::string steady_state_text(std::string_view source) {
+  // As the GPU headline line words its own span: "100 windows over 987 ms of gpu" read as jargon.
+  if (source == "steps") return "of steps";
+  if (source == "gpu") return "from first to last GPU activity";
+  if (source == "cpu") return "of CPU activity";
+  return fmt::format("of {}", source);
+}
+
 size_t finding_count(const TraceReport& t) { return t.findings.size(); }
 
 namespace {
