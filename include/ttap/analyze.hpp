@@ -59,6 +59,15 @@ std::vector<GpuTimeline> gpu_timeline(const Trace& trace, const EventTree& tree,
 // newer stacks (multimem_all_reduce_kernel and friends).
 bool is_communication_kernel(std::string_view kernel_name);
 
+// A kernel's name as a person reads it in a report: the function's qualified name without
+// its return type and parameter list ("at::native::vectorized_elementwise_kernel" of a
+// 600-character "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)"), its
+// template arguments kept only where the whole stays short
+// ("cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>"), at most 80 characters.
+// Names that are no C++ signature ("Memcpy HtoD (Pageable -> Device)", Tensile's
+// "Cijk_..." names, Triton's) keep their words. The full name stays in the trace's data.
+std::string readable_kernel_name(std::string_view name);
+
 // ---- Op categories ---------------------------------------------------------------------
 enum class OpCategory : uint8_t {
   GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, elementwise, reduce, norm_fwd, norm_bwd,

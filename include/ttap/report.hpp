@@ -58,6 +58,9 @@ struct Headline {
   double short_kernel_share = 0;          // kernels shorter than their launch call, 0..1
   int64_t launch_delay_p50 = 0;           // ns
   int64_t launch_delay_p95 = 0;           // ns
+  // python_function events: the trace was recorded with Python stacks (torch.profiler
+  // with_stack=True), whose tracer makes every host call slower than in a run without it.
+  int64_t python_functions = 0;
   // Every what-if fix together (id "all"): the estimates overlap, so their sum capped by
   // the step time beyond its GPU work (or the largest estimate, when that alone is more).
   // Set when two or more estimates save something.

@@ -56,6 +56,7 @@ Headline make_headline(const Trace& trace, const EventTree& tree) {
   h.short_kernel_share = share(ls.short_kernels, ls.launches);
   h.launch_delay_p50 = ls.launch_delay_p50;
   h.launch_delay_p95 = ls.launch_delay_p95;
+  for (EventId e = 0; e < trace.size(); ++e) h.python_functions += trace.category[e] == Category::PythonFunction;
   return h;
 }
 

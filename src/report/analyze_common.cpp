@@ -72,6 +72,13 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {}, p95 {}",
                               h.launches, 100.0 * h.short_kernel_share, analyze_render::human_duration(h.launch_delay_p50),
                               analyze_render::human_duration(h.launch_delay_p95)));
+  // Python stacks cost host time: the tracer hooks every Python call, so the host-side
+  // findings read larger than the same job without it. Said once, before any figure built on it.
+  if (h.python_functions > 0)
+    out.push_back(fmt::format("note: recorded with Python stacks ({} python_function events, torch.profiler.profile(with_stack=True)): "
+                              "the Python tracer slows the host, so host-side times (CPU-bound stretches, launch gaps, GPU idle while "
+                              "the main thread runs Python, and their what-ifs) read larger than in a run profiled without it",
+                              h.python_functions));
   // One total is shown, under the findings (TraceReport::recoverable_share, which counts the
   // findings without a what-if too); the what-ifs' own capped sum stays in JSON only.
   for (const Saving& s : t.savings) {
@@ -142,6 +149,14 @@ std::string xml_escape(std::string_view s) {
 std::string saving_text(const Saving& s) {
   return fmt::format("~{} {} ({:.1f}%)", human_duration(s.saved_per_step), s.per_step ? "per step" : "over the profiled span",
                      100.0 * s.step_share);
+}
+
+std::string steady_state_text(std::string_view source) {
+  // As the GPU headline line words its own span: "100 windows over 987 ms of gpu" read as jargon.
+  if (source == "steps") return "of steps";
+  if (source == "gpu") return "from first to last GPU activity";
+  if (source == "cpu") return "of CPU activity";
+  return fmt::format("of {}", source);
 }
 
 size_t finding_count(const TraceReport& t) { return t.findings.size(); }

@@ -18,6 +18,9 @@ std::string offset_ms(const TraceReport& t, int64_t ns);
 std::string location_text(const CodeLocation& l);  // "train.py:42 (step)"
 std::string xml_escape(std::string_view s);        // also drops characters XML 1.0 forbids
 std::string saving_text(const Saving& s);          // "~48.6 ms per step (27.8%)"
+// The span the windows cut, after its length: "of steps", "from first to last GPU activity"
+// (TraceReport::steady_state "gpu"), "of CPU activity" ("cpu").
+std::string steady_state_text(std::string_view source);
 
 // A grouped finding's parts as every renderer words them.
 // "6 occurrences in steps 3-8" ("1 occurrence", "in the steady state" without steps).

@@ -63,12 +63,13 @@ void render_trace(std::string& out, const TraceReport& t, size_t index) {
     return;
   }
   if (!t.scorer.empty())
-    out += fmt::format("<p>Trace score <b>{:.2f}</b> ({}{}); {} windows over {} of the steady state ({}).</p>\n", t.score, esc(t.scorer),
-                       t.device.empty() ? "" : " on " + esc(t.device), t.windows.size(), ms(t.end - t.begin), esc(t.steady_state));
+    out += fmt::format("<p>Trace score <b>{:.2f}</b> ({}{}); {} windows over {} {}.</p>\n", t.score, esc(t.scorer),
+                       t.device.empty() ? "" : " on " + esc(t.device), t.windows.size(), ms(t.end - t.begin), esc(steady_state_text(t.steady_state)));
   out += "<ul class=\"headline\">\n";
   for (const auto& line : headline_lines(t)) out += fmt::format("<li>{}</li>\n", esc(line));
   out += "</ul>\n";
-  out += html_timeline_section(t, std::to_string(index));
+  const std::string panel = html_timeline_section(t, std::to_string(index));
+  out += panel;
   if (!t.windows.empty()) {
     out += "<p class=\"legend\">Window score <span class=\"sw score\"></span> (flagged <span class=\"sw flagged\"></span>), "
            "GPU busy <span class=\"sw busy\"></span></p>\n";
@@ -94,7 +95,9 @@ void render_trace(std::string& out, const TraceReport& t, size_t index) {
             esc(f.name), (f.cost > 0 ? ms(f.cost) : "") + (f.one_time ? fmt::format(" ({})", kOneTimeText) : ""), f.saving ? esc(saving_text(*f.saving)) : "", fmt::join(locs, "<br>"), detail);
       }
     out += "</table>\n</details>\n";
-  } else {
+  } else if (panel.empty()) {
+    // Said once: the findings panel already says it where there is one (it read twice on
+    // tracelens_vllm_piecewise_graph_execution and hta_cpu_only).
     out += "<p>No findings.</p>\n";
   }
   if (t.suppressed > 0) out += fmt::format("<p class=\"note\">{} finding(s) suppressed by the config's ignores.</p>\n", t.suppressed);

@@ -82,14 +82,14 @@ std::string headline(const Headline& h) {
   std::string launches = h.launches > 0 ? fmt::format(R"({{"count":{},"short_kernel_share":{},"delay_p50_ns":{},"delay_p95_ns":{}}})",
                                                       h.launches, num(h.short_kernel_share), h.launch_delay_p50, h.launch_delay_p95)
                                         : "null";
-  return fmt::format(R"({{"gpus":{},"categories":{},"steps":{},"launches":{},"recoverable":{}}})",
+  return fmt::format(R"({{"gpus":{},"categories":{},"steps":{},"launches":{},"recoverable":{},"python_functions":{}}})",
                      array(h.gpus, [](const GpuHeadline& g) {
                        return fmt::format(
                            R"({{"device":{},"scope":{},"total_ns":{},"busy_ns":{},"idle_ns":{},"computation_ns":{},"exposed_communication_ns":{},"exposed_memcpy_ns":{}}})",
                            g.device, json_string(g.scope), g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy);
                      }),
                      array(h.categories, [](const CategoryShare& c) { return fmt::format(R"({{"category":{},"share":{}}})", json_string(c.category), num(c.share)); }),
-                     steps, launches, h.recoverable ? saving(*h.recoverable) : "null");
+                     steps, launches, h.recoverable ? saving(*h.recoverable) : "null", h.python_functions);
 }
 
 std::string hash(const TraceReport& t) { return t.content_hash.empty() ? "null" : json_string(t.content_hash); }

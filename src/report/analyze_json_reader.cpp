@@ -212,6 +212,7 @@ Headline read_headline(const Reader& rd, object o) {
     h.launch_delay_p95 = rd.i64(l, "delay_p95_ns");
   }
   if (rd.has(o, "recoverable")) h.recoverable = read_saving(rd, rd.obj(rd.member(o, "recoverable"), "recoverable"));
+  if (rd.has(o, "python_functions")) h.python_functions = rd.i64(o, "python_functions");  // reports before it: 0
   return h;
 }
 

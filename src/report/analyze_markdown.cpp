@@ -49,10 +49,14 @@ void render_trace(std::string& out, const TraceReport& t) {
     }
     out += fmt::format("\nFixing every finding would recover ~{:.1f}% of {}.\n\n", 100.0 * t.recoverable_share,
                        t.headline.steps > 0 ? "step time" : "the steady state");
-    for (const GroupedFinding& g : t.findings) {
+    for (size_t i = 0; i < t.findings.size(); ++i) {
+      const GroupedFinding& g = t.findings[i];
       if (g.evidence.empty() && g.explanation.empty()) continue;
       const auto ranges = occurrence_ranges(t, g);
-      out += fmt::format("<details><summary>{}: evidence</summary>\n\n", g.id);
+      // Named as its row is (rank, id, origin): an id can have several groups, and
+      // xdit_flux1_capture's three boxes all read "gpu_idle: evidence".
+      out += fmt::format("<details><summary>{}. {}{}: evidence</summary>\n\n", i + 1, g.id,
+                         g.origin.empty() ? "" : " in <code>" + xml_escape(g.origin) + "</code>");
       if (!ranges.empty()) out += fmt::format("- first occurrences: {}\n", fmt::join(ranges, ", "));
       for (const auto& e : g.evidence) out += fmt::format("- {}\n", cell(e));
       if (!g.explanation.empty()) out += fmt::format("- LLM: {}\n", cell(g.explanation));

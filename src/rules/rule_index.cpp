@@ -454,21 +454,7 @@ std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0
 
 std::string count_text(size_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
-std::string short_kernel_name(std::string_view n) {
-  if (starts_with(n, "void ")) n.remove_prefix(5);
-  // "(anonymous namespace)::" is not the parameter list.
-  std::string buf(n);
-  for (size_t p; (p = buf.find("(anonymous namespace)::")) != std::string::npos;) buf.erase(p, 23);
-  n = buf;
-  const size_t paren = n.find('(');
-  if (paren != std::string_view::npos && paren > 0) n = n.substr(0, paren);
-  if (n.size() > 60) {
-    const size_t angle = n.find('<');
-    if (angle != std::string_view::npos && angle > 0) n = n.substr(0, angle);
-  }
-  if (n.size() > 80) n = n.substr(0, 80);
-  return std::string(n);
-}
+std::string short_kernel_name(std::string_view n) { return readable_kernel_name(n); }
 
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 
