@@ -21,17 +21,8 @@ using namespace ttap;
 
 // The groups of `id` checked; each's cost within what its occurrences list.
 size_t expect_cost_within_occurrences(const std::string& name, const std::string& id) {
-  const TraceReport r = rules_support::analyze_all_windows(rules_support::load(suite::data_path(name)));
-  size_t checked = 0;
-  for (const GroupedFinding& g : r.findings) {
-    if (g.id != id || g.occurrences.size() < g.occurrence_count) continue;
-    int64_t listed = 0;
-    for (const Occurrence& o : g.occurrences) listed += o.end - o.begin;
-    EXPECT_LE(g.cost, listed + 1000) << name << " " << g.id << " in " << g.origin << ": " << g.occurrence_count
-                                     << " occurrences of " << listed << " ns in all, cost " << g.cost << " ns";
-    ++checked;
-  }
-  return checked;
+  return rules_support::expect_cost_within_occurrences(
+      rules_support::analyze_all_windows(rules_support::load(suite::data_path(name))), name, id);
 }
 
 TEST(BelievableAudit2Occurrences, PageableCopiesListWhereTheHostWaits) {

@@ -24,17 +24,7 @@ size_t expect_cost_within_occurrences(const std::string& name, const std::string
   const rules_support::Loaded& l = rules_support::load(suite::data_path(name));
   AnalyzeSettings s;
   s.score.scorer = Scorer::rules;
-  const TraceReport r = analyze_trace(l.trace, l.tree, s);
-  size_t checked = 0;
-  for (const GroupedFinding& g : r.findings) {
-    if (g.id != id || g.occurrences.size() < g.occurrence_count) continue;
-    int64_t listed = 0;
-    for (const Occurrence& o : g.occurrences) listed += o.end - o.begin;
-    EXPECT_LE(g.cost, listed + 1000) << name << " " << g.id << " in " << g.origin << ": " << g.occurrence_count
-                                     << " occurrences of " << listed << " ns in all, cost " << g.cost << " ns";
-    ++checked;
-  }
-  return checked;
+  return rules_support::expect_cost_within_occurrences(analyze_trace(l.trace, l.tree, s), name, id);
 }
 
 TEST(BelievableAudit3CpuOccurrences, QuietStretchesAreTheOccurrences) {

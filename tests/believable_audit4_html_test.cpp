@@ -13,11 +13,7 @@ namespace {
 
 using namespace ttap;
 
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using suite::count_of;
 
 TEST(BelievableAudit4Html, ATraceWithoutFindingsSaysSoOnce) {
   for (const char* trace : {"tracelens_vllm_piecewise_graph_execution.json.gz", "hta_cpu_only.json.gz"}) {

@@ -18,11 +18,7 @@ namespace {
 
 using namespace ttap;
 
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using suite::count_of;
 
 Report report_of(const std::string& trace) {
   Report r;

@@ -33,11 +33,7 @@ TraceReport analyze_rules(const std::string& path) {
 
 using ttap::suite::analyze;
 
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using suite::count_of;
 
 TEST(GroupedFindings, Nw0HasOneDataloaderStallWithItsSixStalls) {
   const TraceReport r = analyze_rules(kNw0);

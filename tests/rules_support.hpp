@@ -2,6 +2,8 @@
 // look at the same ones), its tree, a rule engine and 100 equal windows of its steady state.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -82,6 +84,21 @@ inline std::string findings_text(const std::vector<RuleFinding>& findings) {
     s += "  fix: " + f.fix + "\n";
   }
   return s;
+}
+
+// Checks that each group of `id` whose occurrences are all listed costs no more than they
+// span (1 us of rounding allowed); returns how many groups it checked.
+inline size_t expect_cost_within_occurrences(const TraceReport& r, const std::string& name, const std::string& id) {
+  size_t checked = 0;
+  for (const GroupedFinding& g : r.findings) {
+    if (g.id != id || g.occurrences.size() < g.occurrence_count) continue;
+    int64_t listed = 0;
+    for (const Occurrence& o : g.occurrences) listed += o.end - o.begin;
+    EXPECT_LE(g.cost, listed + 1000) << name << " " << g.id << " in " << g.origin << ": " << g.occurrence_count
+                                     << " occurrences of " << listed << " ns in all, cost " << g.cost << " ns";
+    ++checked;
+  }
+  return checked;
 }
 
 // The flagged window (outside the steady-state summary) that holds `ts`, or nullptr.

@@ -29,6 +29,13 @@ namespace ttap::suite {
 
 inline std::string data_path(const std::string& name) { return std::string(TTAP_TEST_DATA_DIR) + "/" + name; }
 
+// How many times `what` occurs in `text` (a report line that must appear once).
+inline size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A scratch folder for this process; removed when the process exits.
 class ScratchDir {
  public:
