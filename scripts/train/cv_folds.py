@@ -86,7 +86,6 @@ def split_cmd(a):
     # groups are dealt round-robin in a fixed order, so a fold's backgrounds do not depend on
     # which sets were given
     fold_of_group = {g: i % a.folds for i, g in enumerate(sorted(groups, key=stable_hash))}
-    counts = []
     for k in range(a.folds):
         out = os.path.join(a.out, f"fold-{k}")
         os.makedirs(out, exist_ok=True)
@@ -103,7 +102,6 @@ def split_cmd(a):
                 n[line["split"]] += 1
                 f.write(json.dumps(line) + "\n")
         held_groups = sorted(g for g, i in fold_of_group.items() if i == k)
-        counts.append(n)
         print(f"fold {k}: train {n['train']}, val {n['val']}; held out: {', '.join(held_groups)}")
     return 0
 
