@@ -29,7 +29,7 @@ constexpr int64_t kIssueWindow = 1'000'000;
 // The op that launched a GPU event, or the kernel name when no op did.
 std::string comm_op(const RuleIndex& ix, EventId g) {
   const EventId op = ix.tree.owner_op(g);
-  return op == kNoEvent ? short_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
+  return op == kNoEvent ? readable_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
 }
 
 // The key with the most time, or "" for none.
@@ -106,7 +106,7 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
     if (!ix.on_primary(g) || !ix.has(g, kCommKernel) || t.track_of(g).stream == ix.compute_stream) continue;
     const int64_t ex = total_length(uncovered(ix.compute, t.ts[g], std::min(t.end(g), end)));
     kernels.emplace_back(ex, g);
-    by_kernel[short_kernel_name(t.name_of(g))] += ex;
+    by_kernel[readable_kernel_name(t.name_of(g))] += ex;
     by_op[comm_op(ix, g)] += ex;
     by_type[collective_type_of(t, ix.tree, g)] += ex;
   }
@@ -228,7 +228,7 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
                                      ix.compute_stream, dur_text(waited), waits, comm_stream));
     f.evidence.push_back(fmt::format("e.g. {} ({}) held {} by {} ({})", comm_op(ix, example_waiter),
                                      dur_text(t.dur[example_waiter]), dur_text(example_ns),
-                                     short_kernel_name(t.name_of(example_comm)), dur_text(t.dur[example_comm])));
+                                     readable_kernel_name(t.name_of(example_comm)), dur_text(t.dur[example_comm])));
   }
   f.evidence.push_back("collectives: " + top_text(by_comm));
   f.locations = user_locations(ix, f.events);

@@ -793,7 +793,7 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
                                                              "finding in this range")
                                      : next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
                                                       : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
-                                                                                                  : short_kernel_name(t.name_of(next))),
+                                                                                                  : readable_kernel_name(t.name_of(next))),
                                      held_queued ? fmt::format(", whose kernel had been launched {} before it started with nothing "
                                                                "in this trace running on the device meanwhile: the host had "
                                                                "already queued it",

@@ -74,7 +74,7 @@ constexpr double kMinIdleSmTime = 50'000;
 
 std::string op_name(const RuleIndex& ix, EventId g) {
   const EventId op = ix.tree.owner_op(g);
-  return op == kNoEvent ? short_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
+  return op == kNoEvent ? readable_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
 }
 
 // Compute kernels of the primary device starting in [b, e), with their positions.
@@ -302,7 +302,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
                                    : type == "float";
     if (!fp32) return;
     fp32_time += t.dur[g];
-    by_kernel[short_kernel_name(n)] += t.dur[g];
+    by_kernel[readable_kernel_name(n)] += t.dur[g];
     if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
     f.events.push_back(g);
   });
@@ -369,7 +369,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     if (conversion(g)) {
       layout_time += t.dur[g];
       if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
-      by_kernel[short_kernel_name(t.name_of(g))] += t.dur[g];
+      by_kernel[readable_kernel_name(t.name_of(g))] += t.dur[g];
       f.events.push_back(g);
     } else if (ix.gpu_cat[i] == OpCategory::CONV_fwd || ix.gpu_cat[i] == OpCategory::CONV_bwd) {
       conv_time += t.dur[g];
@@ -547,7 +547,7 @@ void detect_low_occupancy(const RuleIndex& ix, int64_t begin, int64_t end, Detec
     if (blocks >= ix.num_sms) return;
     low_time += t.dur[g];
     idle_sm_time += static_cast<double>(t.dur[g]) * (1.0 - static_cast<double>(blocks) / ix.num_sms);
-    by_kernel[fmt::format("{} ({} blocks)", short_kernel_name(t.name_of(g)), blocks)] += t.dur[g];
+    by_kernel[fmt::format("{} ({} blocks)", readable_kernel_name(t.name_of(g)), blocks)] += t.dur[g];
     f.events.push_back(g);
   });
   if (kernel_time == 0 || f.events.empty()) return;

@@ -194,7 +194,6 @@ std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
 // "1 gap", "3 gaps": a count with its noun, plural when it is not one.
 std::string count_text(size_t n, std::string_view noun);
-std::string short_kernel_name(std::string_view name);
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
 // The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
 // "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.
