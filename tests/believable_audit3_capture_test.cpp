@@ -18,9 +18,7 @@ using namespace ttap;
 
 TEST(BelievableAudit3Capture, CudaGraphTreesRecordingIsOneTimeWork) {
   const rules_support::Loaded& l = rules_support::load(suite::data_path("tracelens_xdit_flux1_capture.json.gz"));
-  AnalyzeSettings s;
-  s.score.scorer = Scorer::rules;
-  const TraceReport r = analyze_trace(l.trace, l.tree, s);
+  const TraceReport r = rules_support::analyze_default_windows(l);
   bool one_time = false;
   for (const GroupedFinding& g : r.findings) {
     if (g.id != "gpu_idle") continue;

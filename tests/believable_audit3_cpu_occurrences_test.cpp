@@ -22,9 +22,7 @@ using namespace ttap;
 // The groups of `id` whose occurrences are all listed; each's cost within them.
 size_t expect_cost_within_occurrences(const std::string& name, const std::string& id) {
   const rules_support::Loaded& l = rules_support::load(suite::data_path(name));
-  AnalyzeSettings s;
-  s.score.scorer = Scorer::rules;
-  return rules_support::expect_cost_within_occurrences(analyze_trace(l.trace, l.tree, s), name, id);
+  return rules_support::expect_cost_within_occurrences(rules_support::analyze_default_windows(l), name, id);
 }
 
 TEST(BelievableAudit3CpuOccurrences, QuietStretchesAreTheOccurrences) {

@@ -20,9 +20,7 @@ TEST(BelievableAudit3Occurrences, KernelPatternsListTheIdleTheyCost) {
   // The default windows (top 5, 5 apart), scored by the rules: every window flagged would
   // list every window's range and hide it.
   const rules_support::Loaded& l = rules_support::load(suite::data_path("gpu_zoo/gpuzoo_0042_maskrcnn_resnet50_fpn_train.json.gz"));
-  AnalyzeSettings s;
-  s.score.scorer = Scorer::rules;
-  const TraceReport r = analyze_trace(l.trace, l.tree, s);
+  const TraceReport r = rules_support::analyze_default_windows(l);
   size_t checked = 0;
   for (const GroupedFinding& g : r.findings) {
     if (g.id != "cast_churn" && g.id != "unfused_elementwise") continue;

@@ -19,9 +19,7 @@ using namespace ttap;
 TEST(BelievableAudit3Steps, AGroupNamesEveryStepItsOccurrencesRunThrough) {
   for (const char* name : {"gpu_zoo/gpuzoo_0032_resnet18_inference.json.gz", "tracelens_resnet_ckpt_mi300.json.gz"}) {
     const rules_support::Loaded& l = rules_support::load(suite::data_path(name));
-    AnalyzeSettings s;
-    s.score.scorer = Scorer::rules;
-    const TraceReport r = analyze_trace(l.trace, l.tree, s);
+    const TraceReport r = rules_support::analyze_default_windows(l);
     size_t across = 0;
     for (const GroupedFinding& g : r.findings)
       for (const Occurrence& o : g.occurrences)

@@ -55,6 +55,13 @@ inline TraceReport analyze_all_windows(const Loaded& l) {
   return analyze_trace(l.trace, l.tree, s);
 }
 
+// The trace as `analyze --scorer rules` reports it by default: the top windows, apart.
+inline TraceReport analyze_default_windows(const Loaded& l) {
+  AnalyzeSettings s;
+  s.score.scorer = Scorer::rules;
+  return analyze_trace(l.trace, l.tree, s);
+}
+
 // One window with the rules' findings in it.
 struct JudgedWindow {
   int64_t begin, end;
