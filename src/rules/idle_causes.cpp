@@ -1,10 +1,11 @@
 // What the host was doing during a GPU idle gap (issue 12 item 1: "for its GPU idle gaps, what
 // the host was doing then"): the gap's time split by what the launching threads were in. A
 // gap that the specific patterns (a sync, the allocator, a copy, the loader, CPU work) do not
-// explain is still not one thing: on a fast GPU at small batch most such gaps are the host
+// explain is still not one thing: on a fast GPU at small batch part of it is the host
 // dispatching the next op (aten::batch_norm's 150 us of dispatcher and allocator work before
-// its first launch), some hold nothing the profiler records, and in some the GPU had work
-// queued that it did not start. Each of those has its own cause and its own fix.
+// its first launch), part holds nothing the profiler records, and in much of it the GPU had
+// work queued that it did not start (over the GPU zoo's dev recordings 12%, 26% and 36% of that
+// idle, scripts/bench/idle_gap_breakdown.py). Each of those has its own cause and its own fix.
 #include <algorithm>
 #include <map>
 
@@ -114,8 +115,8 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
     }();
     if (launches_from(ix, op, false)) {
       // Eager dispatch is ops one after another, each a few tens of microseconds of host work
-      // per launch; an op that holds a long gap's worth of host time per launch (a 30 ms
-      // aten::conv2d while cuDNN benchmarks its algorithms) is one slow op.
+      // per launch; an op that holds a long gap's worth of host time per launch (hta_alexnet's
+      // aten::conv2d calls of 26 ms and more) is one slow op.
       const bool long_op = t.dur[op] >= kLongGap * static_cast<int64_t>(std::max<size_t>(1, launches_in(ix, op)));
       if (long_op) {
         slow.emplace_back(t.ts[op], t.end(op));

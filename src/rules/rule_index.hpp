@@ -292,8 +292,8 @@ struct IdleParts {
   std::vector<Interval> dispatch_spans;  // where, sorted
   std::vector<EventId> dispatch_ops;     // those ops, in time order
   // In an op that launches but holds at least a long gap (kLongGap) of host time per launch:
-  // one slow op (cuDNN benchmarking a first call, a blocking copy, host work inside it), not
-  // the per-op cost of many.
+  // one slow op (a first call, a blocking copy, host work inside it), not the per-op cost of
+  // many.
   int64_t long_ops = 0;
   std::vector<EventId> long_op_events;
   // In such an op inside an optimizer step or zero_grad (those rules judge that idle).
