@@ -15,15 +15,18 @@ namespace {
 
 using namespace ttap;
 
+// Since the rules' tenth round nw4's gpu_idle no longer reaches a warning (part of that 5.8% is
+// eager dispatch in long gaps, launch_bound's now); hta_ddp_a100_nccl's gpu_idle group costs
+// 24.5% of a step on its own and is an error from its 25.3% over every window.
 TEST(BelievableAudit2Severity, ASeverityAboveTheGroupsOwnFiguresSaysWhereItComesFrom) {
-  const auto r = suite::analyze({"--fail-on", "none", suite::data_path("kineto_resnet50_v100_nw4.json.gz")});
+  const auto r = suite::analyze({"--fail-on", "none", suite::data_path("hta_ddp_a100_nccl.json.gz")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const size_t at = r.out.find("warning gpu_idle");
+  const size_t at = r.out.find("error gpu_idle");
   ASSERT_NE(at, std::string::npos) << r.out;
   const size_t costs = r.out.find("costs ~", at);
   ASSERT_NE(costs, std::string::npos);
   const std::string line = r.out.substr(costs, r.out.find('\n', costs) - costs);
-  EXPECT_NE(line.find("(0.1% of step time); warning: gpu_idle costs 5.8% of step time across the trace"),
+  EXPECT_NE(line.find("(24.5% of step time); error: gpu_idle costs 25.3% of step time across the trace"),
             std::string::npos)
       << line;
 }

@@ -57,17 +57,6 @@ constexpr double kIdleFireShare = 0.10;
 constexpr double kIdleStrongShare = 0.60;
 constexpr double kIdleMaxConfidence = 0.7;
 
-// Whether `e` launched GPU work from its own thread while it ran; with any_thread, whether
-// any thread did: a span on the training loop's thread while the autograd thread launches
-// the backward waits for that work, it is not host work keeping the GPU waiting.
-bool launches_from(const RuleIndex& ix, EventId e, bool any_thread = false) {
-  auto [lo, hi] = ix.launch_range(ix.t.ts[e], ix.t.end(e));
-  if (any_thread) return lo < hi;
-  for (size_t k = lo; k < hi; ++k)
-    if (ix.t.track[ix.tree.launcher(ix.gpu[ix.launch_gpu[k]])] == ix.t.track[e]) return true;
-  return false;
-}
-
 // A Python frame is looked into rather than counted: with with_stack every Python call has
 // its frame, so real work shows as ops or as calls into C ("<built-in method ...>", numpy
 // and friends) under it; a built-in that is a torch binding does its work in the aten ops
@@ -673,17 +662,38 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
     ivs.emplace_back(gap.begin, gap.end);
     if (events.size() < 256) events.push_back(ix.gpu[gap.next]);
   }
+  // Long gaps (stall-sized) that no pattern before explains hold the same cause when the host
+  // spends them dispatching ops that launch, one after another (idle_parts' dispatch: eager
+  // mode's per-op host work, gpuzoo_0033's ResNet-50 inference at batch 8 spending 150-200 us
+  // in each aten::conv2d and aten::batch_norm before its kernels exist). That time is this
+  // pattern's whatever the gap's length; the rest of such a gap (nothing recorded, work queued
+  // that the GPU did not start, one slow op) stays gpu_idle's.
+  const std::vector<Interval> explained = merge_intervals(out.explained_idle);
+  IdleParts eager;
+  size_t eager_gaps = 0;
+  for (auto gap : ix.whole_idle_gaps(begin, end)) {
+    if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
+    IdleParts in_gap;
+    for (auto [pb, pe] : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end)))
+      in_gap.add(idle_parts(ix, gap, pb, pe));
+    if (in_gap.dispatch == 0) continue;
+    ++eager_gaps;
+    eager.add(in_gap);
+  }
+  ivs.insert(ivs.end(), eager.dispatch_spans.begin(), eager.dispatch_spans.end());
+  std::sort(ivs.begin(), ivs.end());
   const double range = static_cast<double>(end - begin);
-  const double share = static_cast<double>(starved) / range;
-  if (share < (launch_calls_exposed ? kStarvedFireShare : kOverheadFireShare)) return;
+  const double share = static_cast<double>(starved + eager.dispatch) / range;
+  if (ivs.empty() || share < (launch_calls_exposed ? kStarvedFireShare : kOverheadFireShare)) return;
   RuleFinding f;
   f.id = "launch_bound";
   f.confidence = confidence_between(share, kStarvedFireShare, kStarvedStrongShare);
-  f.cost = starved;
+  f.cost = starved + eager.dispatch;
   f.begin = ivs.front().first;
   f.end = ivs.back().second;
   f.spans = ivs;
-  f.events = std::move(events);
+  // The kernels that end its short gaps; with none, the ops it dispatched in the long ones.
+  f.events = events.empty() ? eager.dispatch_ops : std::move(events);
   std::nth_element(durs.begin(), durs.begin() + static_cast<std::ptrdiff_t>(durs.size() / 2), durs.end());
   f.evidence.push_back(fmt::format("{} kernels {}, {} ({}) shorter than their launch call (mean call {}); "
                                    "median kernel {}, {:.1f} launches per ms",
@@ -692,10 +702,20 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
                                    short_kernels, pct_text(static_cast<double>(short_kernels) / static_cast<double>(kernels)),
                                    dur_text(call_time / static_cast<int64_t>(kernels)), dur_text(durs[durs.size() / 2]),
                                    static_cast<double>(kernels) / (static_cast<double>(ctx_e - ctx_b) / 1e6)));
-  f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} under {} that end as soon as the next "
-                                   "launch arrives (idle-queue launch latency {})",
-                                   dur_text(starved), pct_text(share), count_text(starved_gaps, "gap"), dur_text(kLongGap),
-                                   dur_text(ix.launch_latency)));
+  if (starved_gaps > 0)
+    f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} under {} that end as soon as the next "
+                                     "launch arrives (idle-queue launch latency {})",
+                                     dur_text(starved), pct_text(static_cast<double>(starved) / range),
+                                     count_text(starved_gaps, "gap"), dur_text(kLongGap), dur_text(ix.launch_latency)));
+  if (eager.dispatch > 0)
+    f.evidence.push_back(fmt::format("the host in the long gaps: {} dispatching ops that launch GPU work ({}), {} of "
+                                     "host time per op on average, in {} of at least {} ({} of the range): eager mode's "
+                                     "per-op host work (Python, the dispatcher, allocation) keeps the GPU waiting, not one "
+                                     "slow op",
+                                     dur_text(eager.dispatch), ops_tally_text(ix, eager.dispatch_ops),
+                                     dur_text(eager.dispatch / static_cast<int64_t>(std::max<size_t>(1, eager.dispatch_ops.size()))),
+                                     count_text(eager_gaps, "gap"), dur_text(kLongGap),
+                                     pct_text(static_cast<double>(eager.dispatch) / range)));
   if (!launch_calls_exposed)
     f.evidence.push_back("most kernels outlast their launch call: the host's work between launches (Python, the "
                          "dispatcher, op setup), not the launch call itself, keeps the GPU waiting");
@@ -721,11 +741,14 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   std::vector<Interval> pieces;
   std::vector<Interval> whole;  // the whole gap each piece lies in, sorted by start
   int64_t idle = 0;
+  size_t gaps = 0;  // the whole gaps that hold pieces
   for (auto gap : ix.whole_idle_gaps(begin, end)) {
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
     whole.push_back(gap);
+    const size_t before = pieces.size();
     for (auto p : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end)))
       pieces.push_back(p), idle += p.second - p.first;
+    gaps += pieces.size() > before;
   }
   const double range = static_cast<double>(end - begin);
   if (pieces.empty() || static_cast<double>(idle) / range < kIdleFireShare) return;
@@ -743,7 +766,7 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   bool any_queued = false;
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} that no specific pattern "
                                    "explains",
-                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(pieces.size(), "gap"),
+                                   dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(gaps, "gap"),
                                    dur_text(kLongGap)));
   for (size_t i = 0; i < pieces.size() && i < 2; ++i) {
     auto [b, e] = pieces[i];
@@ -812,6 +835,11 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
     else if (next != kNoEvent)
       resumed.push_back(next);
   }
+  IdleParts parts;
+  for (auto [b, e] : f.spans) parts.add(idle_parts(ix, *(std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1), b, e));
+  f.evidence.push_back(idle_parts_text(ix, parts));
+  // Most of it with work queued that the GPU did not start: the host is not what to look at.
+  any_queued = any_queued || 2 * parts.queued > idle;
   f.events = held.empty() ? resumed : held;
   f.locations = user_locations(ix, f.events);
   f.fix = "look at the CPU side of these gaps (ttap tree around them): unprofiled Python, waits on other processes or "

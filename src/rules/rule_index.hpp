@@ -270,6 +270,52 @@ std::vector<EventId> kernels_ending(const RuleIndex& ix, const std::vector<Launc
 // for a pattern that reports them as its cost.
 void claim_launch_gaps(const std::vector<Interval>& ivs, DetectorOutput& out);
 
+// Whether `e` launched GPU work from its own thread while it ran; with any_thread, whether
+// any thread did: a span on the training loop's thread while the autograd thread launches
+// the backward waits for that work, it is not host work keeping the GPU waiting
+// (idle_causes.cpp).
+bool launches_from(const RuleIndex& ix, EventId e, bool any_thread = false);
+
+// What the host was doing during the GPU idle [b, e) (idle_causes.cpp), as parts of it that
+// add up to its length. The launching threads (the one that launches most, the training loop's,
+// the autograd engine's) are read, each moment counted once, in this order:
+struct IdleParts {
+  // After a launch call to the judged device returned in the gap (and longer than an idle
+  // queue's latency before the GPU started anything): the GPU had work queued and did not run it.
+  int64_t queued = 0;
+  // In a synchronizing or allocator call.
+  int64_t runtime = 0;
+  // In an op that launches GPU work (its outermost operator on the thread, outside optimizer
+  // steps and zero_grad): dispatching the next op, the per-op host overhead eager mode pays (Python
+  // argument parsing, the dispatcher, allocation, launch setup) before the kernel exists.
+  int64_t dispatch = 0;
+  std::vector<Interval> dispatch_spans;  // where, sorted
+  std::vector<EventId> dispatch_ops;     // those ops, in time order
+  // In an op that launches but holds at least a long gap (kLongGap) of host time per launch:
+  // one slow op (a first call, a blocking copy, host work inside it), not the per-op cost of
+  // many.
+  int64_t long_ops = 0;
+  std::vector<EventId> long_op_events;
+  // In such an op inside an optimizer step or zero_grad (those rules judge that idle).
+  int64_t optimizer = 0;
+  // In an op that launches nothing (CPU work, tensor setup).
+  int64_t quiet = 0;
+  // In a profiled frame or annotation with no op under it (a Python function's own code).
+  int64_t frames = 0;
+  // Nothing recorded on those threads: host code the profiler does not record.
+  int64_t unprofiled = 0;
+  // Adds another gap's parts (spans and ops appended: add gaps in time order).
+  void add(const IdleParts& o);
+};
+// [b, e) is a part of the whole idle gap `gap` (the rest explained by other patterns).
+IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e);
+// The evidence line for those parts, largest first, the zero ones left out: "the host in those
+// gaps: 1.02 ms with nothing recorded, 412 us dispatching ops that launch (9 ops: aten::conv2d
+// x3, aten::batch_norm x3, aten::relu_ x2, ...), ...".
+std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p);
+// "9 ops: aten::conv2d x3, aten::batch_norm x3, aten::relu_ x2, ..." (the three most frequent).
+std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops);
+
 using Detector = void (*)(const RuleIndex&, int64_t begin, int64_t end, DetectorOutput&);
 
 // The same-size copy the other way in the same step (without steps, within a second) of a

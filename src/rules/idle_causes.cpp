@@ -1,0 +1,213 @@
+// What the host was doing during a GPU idle gap (issue 12 item 1: "for its GPU idle gaps, what
+// the host was doing then"): the gap's time split by what the launching threads were in. A
+// gap that the specific patterns (a sync, the allocator, a copy, the loader, CPU work) do not
+// explain is still not one thing: on a fast GPU at small batch part of it is the host
+// dispatching the next op (aten::batch_norm's 150 us of dispatcher and allocator work before
+// its first launch), part holds nothing the profiler records, and in much of it the GPU had
+// work queued that it did not start (over the GPU zoo's dev recordings 12%, 26% and 36% of that
+// idle, scripts/bench/idle_gap_breakdown.py). Each of those has its own cause and its own fix.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "rule_index.hpp"
+
+namespace ttap::rules {
+
+bool launches_from(const RuleIndex& ix, EventId e, bool any_thread) {
+  auto [lo, hi] = ix.launch_range(ix.t.ts[e], ix.t.end(e));
+  if (any_thread) return lo < hi;
+  for (size_t k = lo; k < hi; ++k)
+    if (ix.t.track[ix.tree.launcher(ix.gpu[ix.launch_gpu[k]])] == ix.t.track[e]) return true;
+  return false;
+}
+
+namespace {
+
+// The launches `e`'s thread issued while it ran.
+size_t launches_in(const RuleIndex& ix, EventId e) {
+  auto [lo, hi] = ix.launch_range(ix.t.ts[e], ix.t.end(e));
+  size_t n = 0;
+  for (size_t k = lo; k < hi; ++k) n += ix.t.track[ix.tree.launcher(ix.gpu[ix.launch_gpu[k]])] == ix.t.track[e];
+  return n;
+}
+
+// The parts of [b, e) that `ivs` (merged) covers and `claimed` (merged) does not.
+std::vector<Interval> newly_covered(const std::vector<Interval>& ivs, const std::vector<Interval>& claimed, int64_t b,
+                                    int64_t e) {
+  std::vector<Interval> out;
+  for (auto [pb, pe] : uncovered(claimed, b, e))
+    for (auto [ib, ie] : ivs) {
+      const int64_t lo = std::max(ib, pb), hi = std::min(ie, pe);
+      if (lo < hi) out.emplace_back(lo, hi);
+    }
+  return out;
+}
+
+// An op the step's code calls: a namespaced operator (aten::conv2d, torchvision::nms, the
+// autograd engine's "autograd::engine::evaluate_function: ..."), not a record_function range
+// that older traces record as a cpu_op too (ProfilerStep#7, "## forward ##",
+// DistributedDataParallel.forward), which holds many ops.
+bool is_operator(const RuleIndex& ix, EventId e) {
+  return ix.t.category[e] == Category::CpuOp && ix.t.name_of(e).find("::") != std::string_view::npos;
+}
+
+// The outermost operator above `op` on its thread (aten::conv2d above cudnn_convolution; the
+// engine's evaluate_function above the backward node's range above its aten op).
+EventId outermost_operator(const RuleIndex& ix, EventId op) {
+  for (EventId p = ix.tree.parent(op); p != kNoEvent && ix.t.category[p] == Category::CpuOp; p = ix.tree.parent(p))
+    if (is_operator(ix, p)) op = p;
+  return op;
+}
+
+}  // namespace
+
+IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
+  const Trace& t = ix.t;
+  IdleParts parts;
+  if (e <= b) return parts;
+  // Work on the device's queue: the first launch call (to the judged device) that returns inside
+  // the gap, looked for over the whole gap (a part of it may begin after that launch). From then
+  // on the GPU had work and did not start it; an idle queue starts a kernel within the
+  // idle-queue latency (plus slack) of its launch, so only a longer wait counts.
+  int64_t host_end = e;
+  {
+    auto [lo, hi] = ix.launch_range(std::min(b, gap.first) - ix.launch_latency - kEmptyQueueSlack, e);
+    for (size_t k = lo; k < hi; ++k) {
+      const EventId g = ix.gpu[ix.launch_gpu[k]];
+      const EventId l = ix.tree.launcher(g);
+      if (!ix.on_primary(g) || l == kNoEvent || t.ts[g] < e) continue;  // its kernel ran before the gap
+      const int64_t from = std::max(b, t.end(l));
+      if (from < host_end) host_end = from;
+    }
+    if (e - host_end > ix.launch_latency + kEmptyQueueSlack) {
+      parts.queued = e - host_end;
+    } else {
+      host_end = e;
+    }
+  }
+  // The threads whose work can keep the GPU waiting: the one that launches most, the training
+  // loop's when that is another, and the autograd engine's (the backward pass).
+  const auto ours = [&](EventId ev) {
+    return t.track[ev] == ix.main_thread || t.track[ev] == ix.step_thread;
+  };
+  std::vector<Interval> runtime, dispatch, slow, optimizer, quiet, frames;
+  for (const SpanList* l : {&ix.syncs, &ix.allocs})
+    l->each_overlapping(t, b, host_end, [&](EventId c) {
+      if (ours(c)) runtime.emplace_back(t.ts[c], t.end(c));
+    });
+  std::vector<EventId> dispatch_ops, slow_ops, seen;
+  const auto judge_op = [&](EventId op) {
+    if (!is_operator(ix, op)) return;  // a range of ops, judged by the ops in it
+    op = outermost_operator(ix, op);
+    if (std::find(seen.begin(), seen.end(), op) != seen.end()) return;
+    seen.push_back(op);
+    // A wait on a collective is communication's; an op inside an optimizer step or zero_grad
+    // that launches is counted apart (optimizer_single_tensor and grad_not_set_to_none judge
+    // the idle there), not as the eager dispatch launch_bound takes.
+    if (ix.has(op, kCommWait)) return;
+    const bool in_optimizer = [&] {
+      for (EventId p = op; p != kNoEvent; p = ix.tree.parent(p))
+        if (ix.has(p, kOptimizerStep | kZeroGrad)) return true;
+      return false;
+    }();
+    if (launches_from(ix, op, false)) {
+      // Eager dispatch is ops one after another, each a few tens of microseconds of host work
+      // per launch; an op that holds a long gap's worth of host time per launch (hta_alexnet's
+      // aten::conv2d calls of 26 ms and more) is one slow op.
+      const bool long_op = t.dur[op] >= kLongGap * static_cast<int64_t>(std::max<size_t>(1, launches_in(ix, op)));
+      if (long_op) {
+        slow.emplace_back(t.ts[op], t.end(op));
+        slow_ops.push_back(op);
+      } else if (in_optimizer) {
+        optimizer.emplace_back(t.ts[op], t.end(op));
+      } else {
+        dispatch.emplace_back(t.ts[op], t.end(op));
+        dispatch_ops.push_back(op);
+      }
+    } else {
+      quiet.emplace_back(t.ts[op], t.end(op));
+    }
+  };
+  ix.cpu_ops.each_overlapping(t, b, host_end, [&](EventId op) {
+    if (ours(op)) judge_op(op);
+  });
+  ix.autograd_top.each_overlapping(t, b, host_end, [&](EventId op) { judge_op(op); });
+  for (const SpanList* l : {&ix.main_top, &ix.step_top})
+    l->each_overlapping(t, b, host_end, [&](EventId ev) { frames.emplace_back(t.ts[ev], t.end(ev)); });
+  std::vector<Interval> claimed;
+  const auto take = [&](std::vector<Interval> ivs, int64_t& into, std::vector<Interval>* where) {
+    ivs = merge_intervals(std::move(ivs));
+    std::vector<Interval> got = newly_covered(ivs, claimed, b, host_end);
+    into += idle_of(got);
+    if (where) *where = got;
+    claimed.insert(claimed.end(), got.begin(), got.end());
+    claimed = merge_intervals(std::move(claimed));
+  };
+  take(std::move(runtime), parts.runtime, nullptr);
+  std::vector<Interval> slow_spans;
+  take(std::move(slow), parts.long_ops, &slow_spans);
+  take(std::move(dispatch), parts.dispatch, &parts.dispatch_spans);
+  take(std::move(optimizer), parts.optimizer, nullptr);
+  take(std::move(quiet), parts.quiet, nullptr);
+  take(std::move(frames), parts.frames, nullptr);
+  parts.unprofiled = (host_end - b) - idle_of(claimed);
+  // The ops named in the evidence: those whose dispatch time the gap holds.
+  for (EventId op : dispatch_ops)
+    if (covered(parts.dispatch_spans, t.ts[op], t.end(op)) > 0) parts.dispatch_ops.push_back(op);
+  for (EventId op : slow_ops)
+    if (covered(slow_spans, t.ts[op], t.end(op)) > 0) parts.long_op_events.push_back(op);
+  return parts;
+}
+
+void IdleParts::add(const IdleParts& o) {
+  queued += o.queued;
+  runtime += o.runtime;
+  dispatch += o.dispatch;
+  dispatch_spans.insert(dispatch_spans.end(), o.dispatch_spans.begin(), o.dispatch_spans.end());
+  for (EventId op : o.dispatch_ops)
+    if (std::find(dispatch_ops.begin(), dispatch_ops.end(), op) == dispatch_ops.end()) dispatch_ops.push_back(op);
+  long_ops += o.long_ops;
+  for (EventId op : o.long_op_events)
+    if (std::find(long_op_events.begin(), long_op_events.end(), op) == long_op_events.end()) long_op_events.push_back(op);
+  optimizer += o.optimizer;
+  quiet += o.quiet;
+  frames += o.frames;
+  unprofiled += o.unprofiled;
+}
+
+std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops) {
+  std::map<std::string, size_t> by_name;
+  for (EventId op : ops) ++by_name[std::string(ix.t.name_of(op))];
+  std::vector<std::pair<size_t, std::string>> by;
+  for (auto& [n, c] : by_name) by.emplace_back(c, n);
+  std::stable_sort(by.begin(), by.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> names;
+  for (size_t i = 0; i < by.size() && i < 3; ++i)
+    names.push_back(by[i].first == 1 ? by[i].second : fmt::format("{} x{}", by[i].second, by[i].first));
+  if (by.size() > 3) names.push_back("...");
+  return fmt::format("{}: {}", count_text(ops.size(), "op"), fmt::join(names, ", "));
+}
+
+std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
+  std::vector<std::pair<int64_t, std::string>> parts;
+  if (p.unprofiled > 0) parts.emplace_back(p.unprofiled, "with nothing recorded on the host (code the profiler does not record)");
+  if (p.dispatch > 0)
+    parts.emplace_back(p.dispatch, fmt::format("dispatching ops that launch GPU work ({})", ops_tally_text(ix, p.dispatch_ops)));
+  if (p.long_ops > 0)
+    parts.emplace_back(p.long_ops, fmt::format("in slow ops, at least {} of host time per launch ({})", dur_text(kLongGap),
+                                                ops_tally_text(ix, p.long_op_events)));
+  if (p.optimizer > 0) parts.emplace_back(p.optimizer, "in the optimizer step's or zero_grad's ops that launch GPU work");
+  if (p.queued > 0) parts.emplace_back(p.queued, "with work already launched and queued that the GPU had not started");
+  if (p.quiet > 0) parts.emplace_back(p.quiet, "in ops that launch nothing");
+  if (p.frames > 0) parts.emplace_back(p.frames, "in profiled frames with no op under them");
+  if (p.runtime > 0) parts.emplace_back(p.runtime, "in synchronizing or allocator calls");
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> words;
+  for (auto& [ns, what] : parts) words.push_back(fmt::format("{} {}", dur_text(ns), what));
+  return fmt::format("the host in those gaps: {}", fmt::join(words, "; "));
+}
+
+}  // namespace ttap::rules
