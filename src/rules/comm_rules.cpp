@@ -98,13 +98,13 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   f.confidence = confidence_between(static_cast<double>(exposed) / range, kExposedFireShare, kExposedStrongShare);
   f.cost = exposed;
   std::map<std::string, int64_t> by_kernel, by_op, by_type;
-  // Collectives overlapping the range, most exposed first.
+  // Collectives running in the range (one that began before it too: it is what is exposed
+  // there), most exposed first, each by its exposed time inside the range.
   std::vector<std::pair<int64_t, EventId>> kernels;
-  auto [lo, hi] = ix.gpu_range(begin, end);
-  for (size_t i = lo; i < hi; ++i) {
+  for (size_t i : ix.gpu_overlapping(begin, end)) {
     const EventId g = ix.gpu[i];
     if (!ix.on_primary(g) || !ix.has(g, kCommKernel) || t.track_of(g).stream == ix.compute_stream) continue;
-    const int64_t ex = total_length(uncovered(ix.compute, t.ts[g], std::min(t.end(g), end)));
+    const int64_t ex = total_length(uncovered(ix.compute, std::max(t.ts[g], begin), std::min(t.end(g), end)));
     kernels.emplace_back(ex, g);
     by_kernel[readable_kernel_name(t.name_of(g))] += ex;
     by_op[comm_op(ix, g)] += ex;
@@ -115,9 +115,12 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   f.begin = begin;
   f.end = end;
   if (!f.events.empty()) {
-    f.begin = t.ts[f.events.front()];
+    // Inside the range, where its cost is counted: a collective running before or past it
+    // shows there as another range's.
+    f.begin = std::max(t.ts[f.events.front()], begin);
     f.end = f.begin;
-    for (EventId g : f.events) f.begin = std::min(f.begin, t.ts[g]), f.end = std::max(f.end, t.end(g));
+    for (EventId g : f.events)
+      f.begin = std::min(f.begin, std::max(t.ts[g], begin)), f.end = std::max(f.end, std::min(t.end(g), end));
   }
   if (exposed > wait_idle)
     f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
