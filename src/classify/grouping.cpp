@@ -4,7 +4,6 @@
 // what it costs per step), ranked by what fixing it saves. Computed once, here; the
 // renderers only show it.
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -98,25 +97,6 @@ void add_location(std::vector<CodeLocation>& into, const CodeLocation& l) {
   for (const CodeLocation& have : into)
     if (have.file == l.file && have.line == l.line) return;
   into.push_back(l);
-}
-
-// A name without the memory addresses Python writes into it ("<built-in method  of
-// pybind11_builtins.pybind11_detail_function_record_v1_... object at 0x7fe3f33f0b30>"): an
-// origin names the same problem in every run, and --baseline and SARIF match by it.
-std::string without_addresses(std::string_view name) {
-  std::string out;
-  for (size_t i = 0; i < name.size();) {
-    if (name.substr(i).starts_with(" at 0x")) {
-      size_t j = i + 6;
-      while (j < name.size() && std::isxdigit(static_cast<unsigned char>(name[j]))) ++j;
-      if (j > i + 6) {
-        i = j;
-        continue;
-      }
-    }
-    out += name[i++];
-  }
-  return out;
 }
 
 // A frame that names no code a user can find: a pybind built-in ("<built-in method  of
