@@ -226,9 +226,9 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
     f.evidence.push_back(fmt::format("collectives run {} on compute stream {} itself", dur_text(on_compute),
                                      ix.compute_stream));
   if (waits > 0) {
-    f.evidence.push_back(fmt::format("compute stream {} idles {} in the range in {} waits on collectives on stream {}: kernels "
+    f.evidence.push_back(fmt::format("compute stream {} idles {} in the range in {} on collectives on stream {}: kernels "
                                      "already launched start only when the collective ends",
-                                     ix.compute_stream, dur_text(waited), waits, comm_stream));
+                                     ix.compute_stream, dur_text(waited), count_text(waits, "wait"), comm_stream));
     f.evidence.push_back(fmt::format("e.g. {} ({}) held {} by {} ({})", comm_op(ix, example_waiter),
                                      dur_text(t.dur[example_waiter]), dur_text(example_ns),
                                      readable_kernel_name(t.name_of(example_comm)), dur_text(t.dur[example_comm])));

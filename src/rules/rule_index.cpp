@@ -459,7 +459,10 @@ std::string bytes_text(int64_t bytes) {
 
 std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
 
-std::string count_text(size_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+std::string count_text(size_t n, std::string_view noun, std::string_view plural) {
+  if (n != 1 && !plural.empty()) return fmt::format("{} {}", n, plural);
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
 
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 

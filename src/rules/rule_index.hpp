@@ -201,8 +201,9 @@ double confidence_between(double signal, double fire, double strong);
 std::string dur_text(int64_t ns);
 std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
-// "1 gap", "3 gaps": a count with its noun, plural when it is not one.
-std::string count_text(size_t n, std::string_view noun);
+// "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
+// an "s" is not the plural ("1 copy", "2 copies").
+std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
 // The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
 // "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.

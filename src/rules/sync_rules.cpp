@@ -246,9 +246,10 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   }
   std::string kinds;
   for (auto& [k, n] : by_kind) kinds += fmt::format("{}{} x{}", kinds.empty() ? "" : ", ", k, n);
-  f.evidence.push_back(fmt::format("{} synchronizing calls ({}) block the host {} in total; GPU idle {} once the "
-                                   "queue ran dry ({} of the range)",
-                                   cases.size(), kinds, dur_text(blocked), dur_text(idle),
+  f.evidence.push_back(fmt::format("{} ({}) block{} the host {} in total; GPU idle {} once the queue ran dry ({} of the "
+                                   "range)",
+                                   count_text(cases.size(), "synchronizing call"), kinds, cases.size() == 1 ? "s" : "",
+                                   dur_text(blocked), dur_text(idle),
                                    pct_text(static_cast<double>(idle) / range)));
   for (size_t i = 0; i < cases.size() && i < 3; ++i) {
     const SyncCase& c = cases[i];
