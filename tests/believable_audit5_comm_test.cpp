@@ -77,3 +77,25 @@ TEST(BelievableAudit5Comm, EveryExposedWindowNamesItsCollectiveInsideTheWindow) 
 }
 
 }  // namespace
+
+namespace {
+
+// A window inside a collective whose launch the trace does not hold (hta_torchrec_a100_rank0's
+// first SendRecv, running before the host record starts) named the kernel as its own issuer:
+// "exposed: ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t 10.7 ms; issued by
+// ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t 10.7 ms".
+TEST(BelievableAudit5Comm, ACollectiveWithoutARecordedLaunchNamesNoIssuer) {
+  const ttap::TraceReport r =
+      ttap::rules_support::analyze_all_windows(ttap::rules_support::load(ttap::test::data("hta_torchrec_a100_rank0.json.gz")));
+  size_t unlaunched = 0;
+  for (const ttap::FlaggedWindow& w : r.flagged)
+    for (const ttap::Finding& f : w.findings)
+      for (const std::string& line : f.evidence) {
+        if (f.id != "comm_not_overlapped" || !line.starts_with("exposed: ")) continue;
+        EXPECT_EQ(line.find("issued by nccl"), std::string::npos) << line;
+        unlaunched += line.find("its launch is not in the trace") != std::string::npos;
+      }
+  EXPECT_GT(unlaunched, 0u);
+}
+
+}  // namespace

@@ -107,7 +107,9 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
     const int64_t ex = total_length(uncovered(ix.compute, std::max(t.ts[g], begin), std::min(t.end(g), end)));
     kernels.emplace_back(ex, g);
     by_kernel[readable_kernel_name(t.name_of(g))] += ex;
-    by_op[comm_op(ix, g)] += ex;
+    // A collective whose launch the trace does not hold (it began before the record, or on a
+    // thread not recorded) names no op: not its own kernel as the issuer.
+    if (ix.tree.owner_op(g) != kNoEvent) by_op[comm_op(ix, g)] += ex;
     by_type[collective_type_of(t, ix.tree, g)] += ex;
   }
   std::stable_sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.first > b.first; });
@@ -127,7 +129,9 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
                                      "kernel running",
                                      dur_text(covered(ix.comm_side, begin, end)), dur_text(exposed - wait_idle),
                                      pct_text(static_cast<double>(exposed - wait_idle) / range)));
-  if (!by_kernel.empty()) f.evidence.push_back("exposed: " + top_text(by_kernel) + "; issued by " + top_text(by_op));
+  if (!by_kernel.empty())
+    f.evidence.push_back("exposed: " + top_text(by_kernel) +
+                         (by_op.empty() ? "; its launch is not in the trace" : "; issued by " + top_text(by_op)));
   if (wait_idle > 0) {
     const EventId issued = collective_before(ix, longest_wait);
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) while {} waits in {} ({}) for {}, launching nothing",
