@@ -43,6 +43,14 @@ TEST(BelievableAudit5Plurals, OneIsSingular) {
       EXPECT_EQ(lines.find(wrong), std::string::npos) << wrong;
 }
 
+// hta_torchrec_a100_rank0's redundant_copy read "3 device-to-device copies of at least 1.0 MB (3
+// Memcpy DtoD, 0 contiguous/clone kernels)": a kind that is not there is not counted.
+TEST(BelievableAudit5Plurals, NoKindCountedAtZero) {
+  const std::string torchrec = all_lines("hta_torchrec_a100_rank0.json.gz");
+  EXPECT_NE(torchrec.find("device-to-device copies of at least 1.0 MB (3 Memcpy DtoD)"), std::string::npos) << torchrec;
+  EXPECT_EQ(torchrec.find("0 contiguous/clone"), std::string::npos) << torchrec;
+}
+
 TEST(BelievableAudit5Plurals, OneWindowIsSingular) {
   const auto r = suite::analyze({"--threads", "1", "--fail-on", "none", "--windows", "1", suite::data_path("hta_mi250_toy.json.gz")});
   ASSERT_EQ(r.exit_code, 0) << r.err;

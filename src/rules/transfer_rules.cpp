@@ -740,10 +740,12 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     f.end = std::max(f.end, idle.back().second);
   }
   if (large_fires) {
-    f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({} Memcpy DtoD, {}): {} moved in {}, "
+    // The kinds there are ("3 Memcpy DtoD", not "3 Memcpy DtoD, 0 contiguous/clone kernels").
+    std::string kinds = dtod > 0 ? fmt::format("{} Memcpy DtoD", dtod) : "";
+    if (clones > 0) kinds += (kinds.empty() ? "" : ", ") + count_text(static_cast<size_t>(clones), "contiguous/clone kernel");
+    f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({}): {} moved in {}, "
                                      "{} of GPU time in the range",
-                                     large_copies, bytes_text(kLargeCopyBytes), dtod,
-                                     count_text(clones, "contiguous/clone kernel"), bytes_text(bytes),
+                                     large_copies, bytes_text(kLargeCopyBytes), kinds, bytes_text(bytes),
                                      dur_text(large_time), pct_text(share)));
     f.evidence.push_back(top_name(by_op) == "(no op)"
                              ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
