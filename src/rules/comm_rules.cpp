@@ -166,9 +166,9 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
                             "while later layers still compute, keep find_unused_parameters=False, and avoid work that "
                             "forces a wait before backward ends",
                             what)
-              : fmt::format("overlap {} with compute: issue it asynchronously (async_op=True) as soon as its input is "
+              : fmt::format("overlap {} with compute: issue {} asynchronously (async_op=True) as soon as {} input is "
                             "ready and wait only where the result is used; with FSDP enable forward/backward prefetch",
-                            what);
+                            what, by_op.empty() ? "them" : "it", by_op.empty() ? "their" : "its");
   out.findings.push_back(std::move(f));
 }
 
