@@ -47,7 +47,11 @@ TEST(BelievableSavingGroup, TheExposedAllGatherRanksByItsOwnCost) {
   ASSERT_NE(reduce, nullptr);
   EXPECT_FALSE(gather->saving) << "the all-gather costs " << gather->share << " of a step";
   EXPECT_DOUBLE_EQ(gather->rank_share, gather->share);
-  EXPECT_LT(gather->share, 0.02);
+  // Its two all-gathers run 63.6 and 42.5 ms with no compute, of steps of 607.3 and 622.9 ms
+  // (checked in the trace): 8.6%. Before the eleventh round's audit the rules counted only
+  // collectives that start in a window and put 0.7% on it (the windows inside them read
+  // "collective kernels busy" with no kernel named).
+  EXPECT_NEAR(gather->share, 0.086, 0.005);
   ASSERT_TRUE(reduce->saving);
   EXPECT_GT(reduce->saving->step_share, 0.2);
 }

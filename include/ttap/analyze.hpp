@@ -68,6 +68,12 @@ bool is_communication_kernel(std::string_view kernel_name);
 // "Cijk_..." names, Triton's) keep their words. The full name stays in the trace's data.
 std::string readable_kernel_name(std::string_view name);
 
+// A name without the memory addresses Python writes into it ("<built-in method  of
+// pybind11_builtins.pybind11_detail_function_record_v1_... object at 0x7fe3f33f0b30>" ->
+// "... object>"): the address changes every run, so a report line, an origin, a --baseline
+// match and a SARIF fingerprint that print it would too.
+std::string without_addresses(std::string_view name);
+
 // ---- Op categories ---------------------------------------------------------------------
 enum class OpCategory : uint8_t {
   GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, elementwise, reduce, norm_fwd, norm_bwd,

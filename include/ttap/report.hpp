@@ -161,6 +161,10 @@ struct GroupedFinding {
   // group's own cost or saving, gives it its severity: an id's groups share one severity,
   // so a group costing 0.1% of a step can be a warning for its id's 5.8% in all.
   std::optional<double> severity_share;
+  // Set when severity_share is not what the id's groups add up to but the id's cost summed
+  // over every window, each judged alone (flagged or not): then this is what its groups
+  // show (their union, 0..1), and the report says which figure is which.
+  std::optional<double> severity_windows_share;
   std::vector<std::string> evidence;  // across the whole steady state when the rules saw it there
   std::string fix;
   std::string explanation;            // the LLM's, when it judged one of its windows

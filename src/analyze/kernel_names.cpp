@@ -110,4 +110,20 @@ std::string readable_kernel_name(std::string_view name) {
   return s.empty() ? std::string(name.substr(0, kMaxReadable)) : s;
 }
 
+std::string without_addresses(std::string_view name) {
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    if (name.substr(i).starts_with(" at 0x")) {
+      size_t j = i + 6;
+      while (j < name.size() && std::isxdigit(static_cast<unsigned char>(name[j]))) ++j;
+      if (j > i + 6) {
+        i = j;
+        continue;
+      }
+    }
+    out += name[i++];
+  }
+  return out;
+}
+
 }  // namespace ttap

@@ -186,9 +186,14 @@ std::string occurrences_text(const GroupedFinding& g) {
 std::string group_cost_text(const GroupedFinding& g) {
   // One-time work says so wherever its cost is shown, so no reader takes it for the step's.
   std::string note = g.one_time ? fmt::format("; {}", kOneTimeText) : "";
-  if (g.severity_share)
+  const char* of = g.cost_per_step ? "step time" : "the steady state";
+  if (g.severity_share && g.severity_windows_share)
+    note += fmt::format("; {}: {} costs {:.1f}% of {} summed over all windows, each judged alone ({:.1f}% in its groups "
+                        "here)",
+                        severity_name(g.severity), g.id, 100.0 * *g.severity_share, of, 100.0 * *g.severity_windows_share);
+  else if (g.severity_share)
     note += fmt::format("; {}: {} costs {:.1f}% of {} across the trace", severity_name(g.severity), g.id,
-                        100.0 * *g.severity_share, g.cost_per_step ? "step time" : "the steady state");
+                        100.0 * *g.severity_share, of);
   if (g.cost_per_step) return fmt::format("~{} per step ({:.1f}% of step time){}", ms(*g.cost_per_step), 100.0 * g.share, note);
   return fmt::format("{} ({:.1f}% of the steady state){}", ms(g.cost), 100.0 * g.share, note);
 }

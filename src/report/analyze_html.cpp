@@ -63,8 +63,9 @@ void render_trace(std::string& out, const TraceReport& t, size_t index) {
     return;
   }
   if (!t.scorer.empty())
-    out += fmt::format("<p>Trace score <b>{:.2f}</b> ({}{}); {} windows over {} {}.</p>\n", t.score, esc(t.scorer),
-                       t.device.empty() ? "" : " on " + esc(t.device), t.windows.size(), ms(t.end - t.begin), esc(steady_state_text(t.steady_state)));
+    out += fmt::format("<p>Trace score <b>{:.2f}</b> ({}{}); {} window{} over {} {}.</p>\n", t.score, esc(t.scorer),
+                       t.device.empty() ? "" : " on " + esc(t.device), t.windows.size(), t.windows.size() == 1 ? "" : "s",
+                       ms(t.end - t.begin), esc(steady_state_text(t.steady_state)));
   out += "<ul class=\"headline\">\n";
   for (const auto& line : headline_lines(t)) out += fmt::format("<li>{}</li>\n", esc(line));
   out += "</ul>\n";

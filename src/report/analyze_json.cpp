@@ -46,7 +46,7 @@ std::string optional_ns(const std::optional<int64_t>& v) { return v ? std::to_st
 
 std::string group(const GroupedFinding& g) {
   return fmt::format(
-      R"({{"id":{},"name":{},"origin":{},"severity":{},"confidence":{},"source":{},"occurrence_count":{},"occurrences":{},"steps":{},"windows":{},"steady_state":{},"cost_ns":{},"cost_per_step_ns":{},"share":{},"saving":{},"rank_share":{},"evidence":{},"fix":{},"explanation":{},"locations":{},"baseline_state":{},"baseline_cost_per_step_ns":{},"baseline_share":{},"one_time":{},"severity_share":{}}})",
+      R"({{"id":{},"name":{},"origin":{},"severity":{},"confidence":{},"source":{},"occurrence_count":{},"occurrences":{},"steps":{},"windows":{},"steady_state":{},"cost_ns":{},"cost_per_step_ns":{},"share":{},"saving":{},"rank_share":{},"evidence":{},"fix":{},"explanation":{},"locations":{},"baseline_state":{},"baseline_cost_per_step_ns":{},"baseline_share":{},"one_time":{},"severity_share":{},"severity_windows_share":{}}})",
       json_string(g.id), json_string(g.name), json_string(g.origin), json_string(severity_name(g.severity)), num(g.confidence),
       json_string(g.source), g.occurrence_count,
       array(g.occurrences,
@@ -60,7 +60,7 @@ std::string group(const GroupedFinding& g) {
       g.explanation.empty() ? "null" : json_string(g.explanation), array(g.locations, location_json),
       g.baseline == BaselineState::none ? "null" : json_string(baseline_state_name(g.baseline)), optional_ns(g.baseline_cost_per_step),
       g.baseline_share ? num(*g.baseline_share) : "null", boolean(g.one_time),
-      g.severity_share ? num(*g.severity_share) : "null");
+      g.severity_share ? num(*g.severity_share) : "null", g.severity_windows_share ? num(*g.severity_windows_share) : "null");
 }
 
 std::string baseline(const TraceReport& t) {

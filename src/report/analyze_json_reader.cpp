@@ -172,6 +172,7 @@ GroupedFinding read_group(const Reader& rd, object o) {
   if (rd.has(o, "saving")) g.saving = read_saving(rd, rd.obj(rd.member(o, "saving"), "saving"));
   g.rank_share = rd.num(o, "rank_share");
   if (rd.has(o, "severity_share")) g.severity_share = rd.num(o, "severity_share");
+  if (rd.has(o, "severity_windows_share")) g.severity_windows_share = rd.num(o, "severity_windows_share");
   g.evidence = strings(rd, o, "evidence");
   g.fix = rd.str(o, "fix");
   g.explanation = rd.str_or_empty(o, "explanation");

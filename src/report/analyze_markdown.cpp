@@ -27,8 +27,9 @@ void render_trace(std::string& out, const TraceReport& t) {
     out += fmt::format("Could not analyze: {}\n\n", t.error);
     return;
   }
-  if (!t.scorer.empty()) out += fmt::format("Trace score **{:.2f}** ({}{}), {} windows.\n\n", t.score, t.scorer,
-                                            t.device.empty() ? "" : " on " + t.device, t.windows.size());
+  if (!t.scorer.empty())
+    out += fmt::format("Trace score **{:.2f}** ({}{}), {} window{}.\n\n", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device,
+                       t.windows.size(), t.windows.size() == 1 ? "" : "s");
   for (const std::string& line : headline_lines(t)) out += fmt::format("- {}\n", line);
   out += "\n";
   if (!t.baseline.empty()) out += fmt::format("Against the baseline `{}`: **{}**.\n\n", cell(t.baseline), baseline_counts_text(t));

@@ -98,16 +98,18 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   f.confidence = confidence_between(static_cast<double>(exposed) / range, kExposedFireShare, kExposedStrongShare);
   f.cost = exposed;
   std::map<std::string, int64_t> by_kernel, by_op, by_type;
-  // Collectives overlapping the range, most exposed first.
+  // Collectives running in the range (one that began before it too: it is what is exposed
+  // there), most exposed first, each by its exposed time inside the range.
   std::vector<std::pair<int64_t, EventId>> kernels;
-  auto [lo, hi] = ix.gpu_range(begin, end);
-  for (size_t i = lo; i < hi; ++i) {
+  for (size_t i : ix.gpu_overlapping(begin, end)) {
     const EventId g = ix.gpu[i];
     if (!ix.on_primary(g) || !ix.has(g, kCommKernel) || t.track_of(g).stream == ix.compute_stream) continue;
-    const int64_t ex = total_length(uncovered(ix.compute, t.ts[g], std::min(t.end(g), end)));
+    const int64_t ex = total_length(uncovered(ix.compute, std::max(t.ts[g], begin), std::min(t.end(g), end)));
     kernels.emplace_back(ex, g);
     by_kernel[readable_kernel_name(t.name_of(g))] += ex;
-    by_op[comm_op(ix, g)] += ex;
+    // A collective whose launch the trace does not hold (it began before the record, or on a
+    // thread not recorded) names no op: not its own kernel as the issuer.
+    if (ix.tree.owner_op(g) != kNoEvent) by_op[comm_op(ix, g)] += ex;
     by_type[collective_type_of(t, ix.tree, g)] += ex;
   }
   std::stable_sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.first > b.first; });
@@ -115,16 +117,21 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   f.begin = begin;
   f.end = end;
   if (!f.events.empty()) {
-    f.begin = t.ts[f.events.front()];
+    // Inside the range, where its cost is counted: a collective running before or past it
+    // shows there as another range's.
+    f.begin = std::max(t.ts[f.events.front()], begin);
     f.end = f.begin;
-    for (EventId g : f.events) f.begin = std::min(f.begin, t.ts[g]), f.end = std::max(f.end, t.end(g));
+    for (EventId g : f.events)
+      f.begin = std::min(f.begin, std::max(t.ts[g], begin)), f.end = std::max(f.end, std::min(t.end(g), end));
   }
   if (exposed > wait_idle)
     f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
                                      "kernel running",
                                      dur_text(covered(ix.comm_side, begin, end)), dur_text(exposed - wait_idle),
                                      pct_text(static_cast<double>(exposed - wait_idle) / range)));
-  if (!by_kernel.empty()) f.evidence.push_back("exposed: " + top_text(by_kernel) + "; issued by " + top_text(by_op));
+  if (!by_kernel.empty())
+    f.evidence.push_back("exposed: " + top_text(by_kernel) +
+                         (by_op.empty() ? "; its launch is not in the trace" : "; issued by " + top_text(by_op)));
   if (wait_idle > 0) {
     const EventId issued = collective_before(ix, longest_wait);
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) while {} waits in {} ({}) for {}, launching nothing",
@@ -159,9 +166,9 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
                             "while later layers still compute, keep find_unused_parameters=False, and avoid work that "
                             "forces a wait before backward ends",
                             what)
-              : fmt::format("overlap {} with compute: issue it asynchronously (async_op=True) as soon as its input is "
+              : fmt::format("overlap {} with compute: issue {} asynchronously (async_op=True) as soon as {} input is "
                             "ready and wait only where the result is used; with FSDP enable forward/backward prefetch",
-                            what);
+                            what, by_op.empty() ? "them" : "it", by_op.empty() ? "their" : "its");
   out.findings.push_back(std::move(f));
 }
 
@@ -223,9 +230,9 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
     f.evidence.push_back(fmt::format("collectives run {} on compute stream {} itself", dur_text(on_compute),
                                      ix.compute_stream));
   if (waits > 0) {
-    f.evidence.push_back(fmt::format("compute stream {} idles {} in the range in {} waits on collectives on stream {}: kernels "
+    f.evidence.push_back(fmt::format("compute stream {} idles {} in the range in {} on collectives on stream {}: kernels "
                                      "already launched start only when the collective ends",
-                                     ix.compute_stream, dur_text(waited), waits, comm_stream));
+                                     ix.compute_stream, dur_text(waited), count_text(waits, "wait"), comm_stream));
     f.evidence.push_back(fmt::format("e.g. {} ({}) held {} by {} ({})", comm_op(ix, example_waiter),
                                      dur_text(t.dur[example_waiter]), dur_text(example_ns),
                                      readable_kernel_name(t.name_of(example_comm)), dur_text(t.dur[example_comm])));

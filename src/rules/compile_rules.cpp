@@ -84,15 +84,15 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   for (size_t i = 0; i < ops.size() && i < 3; ++i) top += fmt::format("{}{} x{}", i ? ", " : "", ops[i].second, ops[i].first);
   if (breaks > 0) {
     const size_t steps = std::max<size_t>(1, ix.tree.steps().size());
-    f.evidence.push_back(fmt::format("{} compiled regions (e.g. {}) around the range with eager work between them {} times: "
-                                     "{} kernels launched eagerly over {}",
-                                     region_count, region_name, breaks, eager_kernels,
-                                     dur_text(eager_time)));
+    f.evidence.push_back(fmt::format("{} (e.g. {}) around the range with eager work between them {}: {} launched eagerly "
+                                     "over {}",
+                                     count_text(region_count, "compiled region"), region_name, count_text(breaks, "time"),
+                                     count_text(eager_kernels, "kernel"), dur_text(eager_time)));
     if (!top.empty()) f.evidence.push_back("eager ops between regions: " + top);
     (void)steps;
   }
   if (!recompiles.empty())
-    f.evidence.push_back(fmt::format("TorchDynamo compiles {} times after warm-up ({}): {}", recompiles.size(),
+    f.evidence.push_back(fmt::format("TorchDynamo compiles {} after warm-up ({}): {}", count_text(recompiles.size(), "time"),
                                      dur_text(compile_time), t.name_of(recompiles.front())));
   f.locations = user_locations(ix, f.events);
   const std::string where =

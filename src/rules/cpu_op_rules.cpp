@@ -345,9 +345,10 @@ void detect_layout_conversion_on_cpu(const RuleIndex& ix, int64_t begin, int64_t
   f.cost = c.after_conv.time;
   f.events = c.after_conv.ops;
   finish(ix, f);
-  f.evidence.push_back(fmt::format("{} copies of a convolution's output right after it take {}, {} of the time of the "
+  f.evidence.push_back(fmt::format("{} of a convolution's output right after it take{} {}, {} of the time of the "
                                    "convolutions and the copies ({} of convolutions)",
-                                   c.after_conv.ops.size(), dur_text(c.after_conv.time), pct_text(share),
+                                   count_text(c.after_conv.ops.size(), "copy", "copies"),
+                                   c.after_conv.ops.size() == 1 ? "s" : "", dur_text(c.after_conv.time), pct_text(share),
                                    dur_text(c.conv_time)));
   f.evidence.push_back("calls: " + count_by_name(ix, c.after_conv.ops));
   f.fix = "keep one memory format: model.to(memory_format=torch.channels_last) and channels_last inputs, and no "

@@ -109,6 +109,12 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
   std::vector<int64_t> inside;  // each finding's cost inside the range, in out.findings' order
   for (RuleFinding& f : out.findings) {
     f.confidence = std::clamp(f.confidence, 0.0, 1.0);
+    // The detectors print frame and op names as recorded; a pybind built-in's carries the
+    // object's address ("<built-in method _record_function_enter_new of ... object at
+    // 0x7f6078438030>", tracelens_vllm_piecewise_capture's cpu_bound_step), which changes
+    // every run: users cannot read it, and --baseline and SARIF would not match the line.
+    for (std::string& line : f.evidence) line = without_addresses(line);
+    f.fix = without_addresses(f.fix);
     // Judged on the cost inside the range, the one the report shows for it: a pattern that
     // runs on past the window's edges must not outrank what the window itself holds.
     const auto [f_begin, f_end] = cost_extent(f);

@@ -405,9 +405,10 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first), f.end = std::max(f.end, idle.back().second);
   }
   if (kernels_fire)
-    f.evidence.push_back(fmt::format("{} memory-format conversion kernels take {}, {} of the time of the convolutions "
-                                     "they wrap ({} kernels, {})",
-                                     f.events.size(), dur_text(layout_time), pct_text(share), conv_kernels,
+    f.evidence.push_back(fmt::format("{} take{} {}, {} of the time of the convolutions they wrap ({}, {})",
+                                     count_text(f.events.size(), "memory-format conversion kernel"),
+                                     f.events.size() == 1 ? "s" : "", dur_text(layout_time), pct_text(share),
+                                     count_text(conv_kernels, "kernel"),
                                      dur_text(conv_time)));
   if (waited > 0) {
     // Named by the call the host was in: the aten::contiguous above a conversion's copy.
@@ -505,13 +506,13 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first);  // the wait for the first cast
   if (!idle.empty()) f.end = std::max(f.end, idle.back().second);
   if (casts > 0)
-    f.evidence.push_back(fmt::format("{} dtype-cast kernels under aten::to/_to_copy take {}, {} of kernel time in the "
-                                     "range",
-                                     casts, dur_text(cast_time), pct_text(share)));
+    f.evidence.push_back(fmt::format("{} under aten::to/_to_copy take{} {}, {} of kernel time in the range",
+                                     count_text(casts, "dtype-cast kernel"), casts == 1 ? "s" : "", dur_text(cast_time),
+                                     pct_text(share)));
   // Only where there are such casts: casts inside a conv or matmul (autocast's) are counted
   // above and are no loop ("0 dtype casts launched one by one" said nothing true).
   if ((ctx_b < begin || ctx_e > end) && !cast_at.empty())
-    f.evidence.push_back(fmt::format("{} dtype casts launched one by one in the {} around the range", cast_at.size(),
+    f.evidence.push_back(fmt::format("{} launched one by one in the {} around the range", count_text(cast_at.size(), "dtype cast"),
                                      dur_text(ctx_e - ctx_b)));
   if (cast_idle > 0)
     f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} that end as soon as a cast kernel's launch "

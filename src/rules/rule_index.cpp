@@ -329,6 +329,13 @@ std::pair<size_t, size_t> RuleIndex::gpu_range(int64_t b, int64_t e) const {
   return {static_cast<size_t>(lo - gpu_start.begin()), static_cast<size_t>(hi - gpu_start.begin())};
 }
 
+std::vector<size_t> RuleIndex::gpu_overlapping(int64_t b, int64_t e) const {
+  std::vector<size_t> v;
+  for (auto [i, hi] = gpu_range(b - gpu_max_dur, e); i < hi; ++i)
+    if (t.end(gpu[i]) > b || (t.dur[gpu[i]] == 0 && gpu_start[i] >= b)) v.push_back(i);
+  return v;
+}
+
 std::pair<size_t, size_t> RuleIndex::launch_range(int64_t b, int64_t e) const {
   const auto lo = std::lower_bound(launch_ts.begin(), launch_ts.end(), b);
   const auto hi = std::lower_bound(lo, launch_ts.end(), e);
@@ -452,7 +459,10 @@ std::string bytes_text(int64_t bytes) {
 
 std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
 
-std::string count_text(size_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+std::string count_text(size_t n, std::string_view noun, std::string_view plural) {
+  if (n != 1 && !plural.empty()) return fmt::format("{} {}", n, plural);
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
 
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 

@@ -138,8 +138,17 @@ struct RuleIndex {
   std::vector<Interval> capture_work;
 
   // ---- range helpers ----
-  // Positions in `gpu` of activity starting in [b, e).
+  // Positions in `gpu` of activity starting in [b, e). Counting rules judge each kernel once,
+  // in the range it starts in: launch_bound, redundant_copy, the copy rules (copies_in),
+  // fp32/low_occupancy and the other kernel rules (each_kernel), comm_blocks_compute; and
+  // gpu_range(e, e + 1) is "what starts as an idle gap ends" (gpu_idle, launch_gaps,
+  // comm_blocks_compute's waiter).
   std::pair<size_t, size_t> gpu_range(int64_t b, int64_t e) const;
+  // Positions in `gpu` of activity running in [b, e): starting in it or before it and still
+  // running at b. A range inside one long kernel (hta_sampled_rank0: a 67.8 ms SendRecv
+  // around a 12 ms window) has that kernel at work in it, though none starts there; for
+  // what occupies a range (comm_not_overlapped's exposed collectives).
+  std::vector<size_t> gpu_overlapping(int64_t b, int64_t e) const;
   // Positions in launch_ts of launches issued in [b, e).
   std::pair<size_t, size_t> launch_range(int64_t b, int64_t e) const;
   // Idle gaps of the primary device inside [b, e), clipped; only between its first and last
@@ -192,8 +201,9 @@ double confidence_between(double signal, double fire, double strong);
 std::string dur_text(int64_t ns);
 std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
-// "1 gap", "3 gaps": a count with its noun, plural when it is not one.
-std::string count_text(size_t n, std::string_view noun);
+// "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
+// an "s" is not the plural ("1 copy", "2 copies").
+std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
 // The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
 // "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.

@@ -246,9 +246,10 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
   }
   std::string kinds;
   for (auto& [k, n] : by_kind) kinds += fmt::format("{}{} x{}", kinds.empty() ? "" : ", ", k, n);
-  f.evidence.push_back(fmt::format("{} synchronizing calls ({}) block the host {} in total; GPU idle {} once the "
-                                   "queue ran dry ({} of the range)",
-                                   cases.size(), kinds, dur_text(blocked), dur_text(idle),
+  f.evidence.push_back(fmt::format("{} ({}) block{} the host {} in total; GPU idle {} once the queue ran dry ({} of the "
+                                   "range)",
+                                   count_text(cases.size(), "synchronizing call"), kinds, cases.size() == 1 ? "s" : "",
+                                   dur_text(blocked), dur_text(idle),
                                    pct_text(static_cast<double>(idle) / range)));
   for (size_t i = 0; i < cases.size() && i < 3; ++i) {
     const SyncCase& c = cases[i];
@@ -324,7 +325,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   // one shortly before whose GPU idle reaches into it.
   std::vector<EventId> calls;
   int64_t total = 0;
-  int mallocs = 0, frees = 0;
+  std::map<std::string, size_t> by_name;  // as the trace records them: cudaMalloc, hipFree, ...
   std::map<std::string, int64_t> by_op;
   std::vector<Interval> blocked, idle_ivs;
   EventId crossing = kNoEvent;  // the longest call crossing an edge of the range
@@ -340,8 +341,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     if (t.end(a) <= begin && caused.empty()) return;
     calls.push_back(a);
     total += t.dur[a];
-    const std::string_view n = t.name_of(a);
-    (n.find("Free") != std::string_view::npos ? frees : mallocs)++;
+    ++by_name[std::string(t.name_of(a))];
     by_op[op_path(ix, ix.enclosing_op(a))] += t.dur[a];
     if (overlap(t.ts[a], t.end(a), begin, end) > 0) blocked.emplace_back(std::max(begin, t.ts[a]), std::min(end, t.end(a)));
     // Crossing: running at an edge. A call that ended before the range counts only by the
@@ -387,10 +387,20 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   int64_t top_ns = -1;
   for (auto& [op, ns] : by_op)
     if (ns > top_ns) top_ns = ns, top_op = op;
-  f.evidence.push_back(fmt::format("{} cudaMalloc and {} cudaFree calls after warm-up ({}), {} on the host",
-                                   mallocs, frees,
-                                   ix.tree.steps().empty() ? "past the first fifth of the trace" : "past the first step",
-                                   dur_text(total)));
+  // The calls by the names the trace records (hipFree on ROCm), allocations first; "after
+  // warm-up" says what after_warmup took as warm-up (nothing, in a trace of one step).
+  std::string counted;
+  for (const char* kind : {"Malloc", "Free"})
+    for (const auto& [name, n] : by_name)
+      if (name.find(kind) != std::string::npos)
+        counted += fmt::format("{}{}", counted.empty() ? "" : " and ", count_text(n, name + " call"));
+  const size_t steps = ix.tree.steps().size();
+  if (!calls.empty())
+    f.evidence.push_back(fmt::format("{} {}, {} on the host", counted,
+                                     steps == 0   ? "after warm-up (past the first fifth of the trace)"
+                                     : steps == 1 ? "in the trace's one recorded step"
+                                                  : "after warm-up (past the first step)",
+                                     dur_text(total)));
   if (crossing != kNoEvent)
     f.evidence.push_back(fmt::format("{} of {} crosses the range's edge ({} to {} of the range start): the host is "
                                      "blocked in it, launching nothing{}",
@@ -414,8 +424,8 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
   f.fix = !cache_calls.empty()
               ? fmt::format("remove torch.cuda.empty_cache(){} from the loop: it returns cached blocks that the next "
-                            "step must cudaMalloc again",
-                            where)
+                            "step must {} again",
+                            where, ix.amd ? "hipMalloc" : "cudaMalloc")
               : fmt::format("the caching allocator keeps growing{}{}: keep shapes stable (pad to a few bucket "
                             "sizes) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                             top_op.empty() ? "" : " under " + top_op, where);

@@ -201,9 +201,9 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.cost = host;
   span_of(t, f);
   const double gbps = copy_time > 0 ? static_cast<double>(bytes) / static_cast<double>(copy_time) : 0;
-  f.evidence.push_back(fmt::format("{} copies from/to pageable host memory ({} up, {} down), {} in {} ({:.1f} GB/s); "
+  f.evidence.push_back(fmt::format("{} from/to pageable host memory ({} up, {} down), {} in {} ({:.1f} GB/s); "
                                    "the host spends {} in the range in the calls that issue them and waits for them",
-                                   f.events.size(), n_up, n_down, bytes_text(bytes), dur_text(copy_time), gbps,
+                                   count_text(f.events.size(), "copy", "copies"), n_up, n_down, bytes_text(bytes), dur_text(copy_time), gbps,
                                    dur_text(host)));
   std::stable_sort(f.events.begin(), f.events.end(), [&](EventId a, EventId b) { return t.dur[a] > t.dur[b]; });
   const EventId top = f.events.front();
@@ -320,8 +320,9 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
         dur_text(kCopyContext)));
   }
   f.evidence.push_back(top_name(by_op) == "(no op)"
-                           ? fmt::format("most issued outside any op ({} copies)", by_op["(no op)"])
-                           : fmt::format("most issued by {} ({} copies)", top_name(by_op), by_op[top_name(by_op)]));
+                           ? fmt::format("most issued outside any op ({})", count_text(by_op["(no op)"], "copy", "copies"))
+                           : fmt::format("most issued by {} ({})", top_name(by_op),
+                                         count_text(by_op[top_name(by_op)], "copy", "copies")));
   if (queued > 0)
     f.evidence.push_back(fmt::format("those ops also wait {} behind the launch queue (up to {} from a launch call to its "
                                      "copy's start): the copies wait for the GPU to work off earlier work, a sync on "
@@ -527,9 +528,9 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.spans = merge_intervals(std::move(copies_here));
   const EventId g = f.events.front(), p = partners.front();
   f.events.insert(f.events.end(), partners.begin(), partners.end());
-  f.evidence.push_back(fmt::format("{} copies of at least 64 KB in the range have a same-size copy the other way in the same "
+  f.evidence.push_back(fmt::format("{} of at least 64 KB in the range {} a same-size copy the other way in the same "
                                    "step: {} moved, {} of copy time here ({} of the range)",
-                                   matched, bytes_text(bytes), dur_text(time), pct_text(static_cast<double>(time) / range)));
+                                   count_text(matched, "copy", "copies"), matched == 1 ? "has" : "have", bytes_text(bytes), dur_text(time), pct_text(static_cast<double>(time) / range)));
   f.evidence.push_back(fmt::format("{} {} ({}) and back: {} {} ({}), {} apart", t.name_of(g), bytes_text(bytes_of(t, g)),
                                    dur_text(t.dur[g]), t.name_of(p), bytes_text(bytes_of(t, p)), dur_text(t.dur[p]),
                                    dur_text(std::llabs(t.ts[p] - t.ts[g]))));
@@ -739,9 +740,12 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     f.end = std::max(f.end, idle.back().second);
   }
   if (large_fires) {
-    f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({} Memcpy DtoD, {} contiguous/clone "
-                                     "kernels): {} moved in {}, {} of GPU time in the range",
-                                     large_copies, bytes_text(kLargeCopyBytes), dtod, clones, bytes_text(bytes),
+    // The kinds there are ("3 Memcpy DtoD", not "3 Memcpy DtoD, 0 contiguous/clone kernels").
+    std::string kinds = dtod > 0 ? fmt::format("{} Memcpy DtoD", dtod) : "";
+    if (clones > 0) kinds += (kinds.empty() ? "" : ", ") + count_text(static_cast<size_t>(clones), "contiguous/clone kernel");
+    f.evidence.push_back(fmt::format("{} device-to-device copies of at least {} ({}): {} moved in {}, "
+                                     "{} of GPU time in the range",
+                                     large_copies, bytes_text(kLargeCopyBytes), kinds, bytes_text(bytes),
                                      dur_text(large_time), pct_text(share)));
     f.evidence.push_back(top_name(by_op) == "(no op)"
                              ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
