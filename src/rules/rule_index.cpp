@@ -467,6 +467,12 @@ std::string count_text(size_t n, std::string_view noun, std::string_view plural)
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 
 void set_span(const Trace& t, RuleFinding& f) {
+  if (!f.spans.empty()) {
+    f.begin = f.spans.front().first;
+    f.end = f.spans.front().second;
+    for (auto [b, e] : f.spans) f.begin = std::min(f.begin, b), f.end = std::max(f.end, e);
+    return;
+  }
   f.begin = t.ts[f.events.front()];
   f.end = f.begin;
   for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
