@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "rule_index.hpp"
@@ -615,34 +616,43 @@ EventId clone_of(const RuleIndex& ix, EventId g) {
   return up != kNoEvent && ix.has(up, kCloneOp) ? up : kNoEvent;
 }
 
-// The bytes a device-side copy moves (a Memcpy DtoD's recorded size, a clone kernel's
-// tensor), -1 for anything else: uploads and downloads are not copies of a copy.
-int64_t device_copy_bytes(const RuleIndex& ix, EventId g) {
+// A device-side copy: the aten::clone / aten::contiguous it was made for (clone_of) and the
+// bytes it moves (a Memcpy DtoD's recorded size, a clone kernel's tensor), -1 for anything
+// else: uploads and downloads are not copies of a copy.
+struct DeviceCopy {
+  EventId clone = kNoEvent;
+  int64_t bytes = -1;
+};
+
+DeviceCopy device_copy(const RuleIndex& ix, EventId g) {
   const Trace& t = ix.t;
-  if (t.category[g] == Category::GpuMemcpy) return direction(t.name_of(g)) == Dir::DtoD ? bytes_of(t, g) : -1;
-  if (t.category[g] != Category::Kernel) return -1;
-  const EventId c = clone_of(ix, g);
-  return c == kNoEvent ? -1 : first_tensor_bytes(t, c);
+  DeviceCopy c{clone_of(ix, g), -1};
+  if (t.category[g] == Category::GpuMemcpy) c.bytes = direction(t.name_of(g)) == Dir::DtoD ? bytes_of(t, g) : -1;
+  else if (t.category[g] == Category::Kernel && c.clone != kNoEvent) c.bytes = first_tensor_bytes(t, c.clone);
+  return c;
 }
 
-// Whether the GPU work at position k of ix.gpu is a clone's copy of what the device copy
+// The GPU work at position k of ix.gpu when it is a clone's copy of what the device copy
 // just before it on the primary device made (same bytes, the same launching thread, a
-// different clone call).
-bool copies_a_copy(const RuleIndex& ix, size_t k) {
+// different clone call), else nullopt. Computed once per copy: the caller names the copy
+// by its clone call and sizes it from what this returns.
+std::optional<DeviceCopy> copies_a_copy(const RuleIndex& ix, size_t k) {
   const Trace& t = ix.t;
   const EventId g = ix.gpu[k];
-  if (!ix.on_primary(g) || ix.gpu_in_optimizer[k]) return false;
-  const EventId clone = clone_of(ix, g);
-  const int64_t b = clone == kNoEvent ? -1 : device_copy_bytes(ix, g);
-  if (b <= 0) return false;
+  if (!ix.on_primary(g) || ix.gpu_in_optimizer[k]) return std::nullopt;
+  const DeviceCopy copy = device_copy(ix, g);
+  if (copy.clone == kNoEvent || copy.bytes <= 0) return std::nullopt;
   for (size_t j = k, seen = 0; j-- > 0 && seen < 64; ++seen) {
     const EventId p = ix.gpu[j];
     if (!ix.on_primary(p)) continue;
-    const EventId lp = ix.tree.launcher(p), lg = ix.tree.launcher(g), cp = clone_of(ix, p);
-    return device_copy_bytes(ix, p) == b && cp != clone && lp != kNoEvent && lg != kNoEvent &&
-           t.track[lp] == t.track[lg];
+    const EventId lp = ix.tree.launcher(p), lg = ix.tree.launcher(g);
+    const DeviceCopy before = device_copy(ix, p);
+    if (before.bytes == copy.bytes && before.clone != copy.clone && lp != kNoEvent && lg != kNoEvent &&
+        t.track[lp] == t.track[lg])
+      return copy;
+    return std::nullopt;
   }
-  return false;
+  return std::nullopt;
 }
 }  // namespace
 
@@ -690,13 +700,14 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   {
     auto [clo, chi] = ix.gpu_range(ctx_b, ctx_e);
     for (size_t k = clo; k < chi; ++k) {
-      if (!copies_a_copy(ix, k)) continue;
+      const std::optional<DeviceCopy> copy = copies_a_copy(ix, k);
+      if (!copy) continue;
       const EventId g = ix.gpu[k];
       recopy_at.insert(k);
-      EventId call = clone_of(ix, g);  // named by the call the user wrote: aten::contiguous above its aten::clone
+      EventId call = copy->clone;  // named by the call the user wrote: aten::contiguous above its aten::clone
       for (EventId up = ix.tree.parent(call); up != kNoEvent && ix.has(up, kCloneOp); up = ix.tree.parent(up)) call = up;
       ++recopies_by_op[std::string(t.name_of(call))];
-      const int64_t b = device_copy_bytes(ix, g);
+      const int64_t b = copy->bytes;
       recopy_min = recopy_at.size() == 1 ? b : std::min(recopy_min, b);
       recopy_max = std::max(recopy_max, b);
       if (t.ts[g] >= begin && t.ts[g] < end) {
