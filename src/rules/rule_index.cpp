@@ -79,6 +79,8 @@ uint32_t flags_of(std::string_view n) {
   if (contains(n, "empty_cache")) f |= kEmptyCache;
   if (contains(n, "run_backward")) f |= kBackwardCall;
   if (starts_with(n, "autograd::engine::evaluate_function")) f |= kAutogradOp;
+  // The profiler's bookkeeping: record_function's __enter__ / __exit__, profile.step().
+  if (starts_with(n, "torch/autograd/profiler.py(") || starts_with(n, "torch/profiler/profiler.py(")) f |= kProfilerFrame;
   if (n == "aten::wait" || n == "c10d::wait" || contains(n, "wait_tensor") || contains(n, "Work.wait")) f |= kCommWait;
   return f;
 }

@@ -42,6 +42,7 @@ enum NameFlag : uint32_t {
   kCompiledCall = 1u << 19,    // a torch.compile'd graph's call: "## Call CompiledFxGraph ... ##", its guard check
   kBackwardCall = 1u << 20,    // loss.backward()'s wait for the autograd engine: run_backward, _engine_run_backward
   kAutogradOp = 1u << 21,      // the engine's own op per graph node: autograd::engine::evaluate_function: X
+  kProfilerFrame = 1u << 22,   // torch.profiler's own Python frames: torch/autograd/profiler.py(...), torch/profiler/profiler.py(...)
 };
 
 using Interval = std::pair<int64_t, int64_t>;
