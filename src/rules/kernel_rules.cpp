@@ -108,15 +108,6 @@ std::string quoted(std::string_view s, int k) {
   return "";
 }
 
-// The key with the most time.
-std::string top_key(const std::map<std::string, int64_t>& m) {
-  std::string best;
-  int64_t n = -1;
-  for (auto& [k, ns] : m)
-    if (ns > n) n = ns, best = k;
-  return best;
-}
-
 std::string first_type(const Trace& t, EventId op) {
   const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
   if (a == nullptr) return "";

@@ -461,6 +461,11 @@ std::string bytes_text(int64_t bytes) {
 
 std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
 
+std::string top_key(const std::map<std::string, int64_t>& m) {
+  const auto it = std::max_element(m.begin(), m.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return it == m.end() ? std::string() : it->first;
+}
+
 std::string count_text(size_t n, std::string_view noun, std::string_view plural) {
   if (n != 1 && !plural.empty()) return fmt::format("{} {}", n, plural);
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -205,6 +206,9 @@ std::string pct_text(double share);
 // "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
 // an "s" is not the plural ("1 copy", "2 copies").
 std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
+// The key with the most time (the first of equals), "" for none: the op or kernel an
+// evidence line names.
+std::string top_key(const std::map<std::string, int64_t>& m);
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
 // The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
 // "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.

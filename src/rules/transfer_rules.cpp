@@ -98,14 +98,6 @@ HostTime host_time(const RuleIndex& ix, EventId g, int64_t b, int64_t e, EventId
   return h;
 }
 
-std::string top_name(const std::map<std::string, int64_t>& m) {
-  std::string best;
-  int64_t n = -1;
-  for (auto& [k, v] : m)
-    if (v > n) n = v, best = k;
-  return best;
-}
-
 
 // The call the user wrote that issued a copy: from the copy's op (aten::copy_) up through the
 // aten::to / _to_copy above it. The GPU idles while the host is in all of `.to(device)`, its
@@ -215,10 +207,10 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.fix = n_up >= n_down
               ? fmt::format("pin the host tensors: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
                             ".to(device, non_blocking=True) for the {} inputs copied by {}{}",
-                            bytes_text(bytes / std::max(1, n_up + n_down)), top_name(by_op), at_text(f.locations))
+                            bytes_text(bytes / std::max(1, n_up + n_down)), top_key(by_op), at_text(f.locations))
               : fmt::format("copy device results into a pinned buffer (torch.empty(..., pin_memory=True).copy_(x, "
                             "non_blocking=True)) instead of {}{}",
-                            top_name(by_op), at_text(f.locations));
+                            top_key(by_op), at_text(f.locations));
   // The GPU waiting on these copies' host side is explained.
   for (auto [b, e] : merge_intervals(host_spans))
     for (auto iv : uncovered(ix.busy, std::max(b, ix.gpu_first), std::min(e, ix.gpu_last)))
@@ -320,10 +312,10 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
         2 * covered(ix.busy, begin, end) >= end - begin ? ", while the GPU works off what was queued before" : "",
         dur_text(kCopyContext)));
   }
-  f.evidence.push_back(top_name(by_op) == "(no op)"
+  f.evidence.push_back(top_key(by_op) == "(no op)"
                            ? fmt::format("most issued outside any op ({})", count_text(by_op["(no op)"], "copy", "copies"))
-                           : fmt::format("most issued by {} ({})", top_name(by_op),
-                                         count_text(by_op[top_name(by_op)], "copy", "copies")));
+                           : fmt::format("most issued by {} ({})", top_key(by_op),
+                                         count_text(by_op[top_key(by_op)], "copy", "copies")));
   if (queued > 0)
     f.evidence.push_back(fmt::format("those ops also wait {} behind the launch queue (up to {} from a launch call to its "
                                      "copy's start): the copies wait for the GPU to work off earlier work, a sync on "
@@ -332,7 +324,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
                       "{} small copies{}{} into one, and keep scalars in Python",
-                      f.events.size(), top_name(by_op) == "(no op)" ? "" : " issued by " + top_name(by_op), at_text(f.locations));
+                      f.events.size(), top_key(by_op) == "(no op)" ? "" : " issued by " + top_key(by_op), at_text(f.locations));
   // The GPU idle while the host works through the burst is theirs: in the copies' ops, and
   // between one copy's op and the next when the host goes straight on to it (making the next
   // scalar tensor), since one copy of the batched values would spare both. Idle after the
@@ -758,9 +750,9 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                      "{} of GPU time in the range",
                                      large_copies, bytes_text(kLargeCopyBytes), kinds, bytes_text(bytes),
                                      dur_text(large_time), pct_text(share)));
-    f.evidence.push_back(top_name(by_op) == "(no op)"
+    f.evidence.push_back(top_key(by_op) == "(no op)"
                              ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
-                             : fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
+                             : fmt::format("most under {} ({})", top_key(by_op), dur_text(by_op[top_key(by_op)])));
   }
   if (idle_fires) {
     std::string most;
@@ -790,7 +782,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                             bytes_text(bytes))
               : fmt::format("avoid the copies made by {}{}: keep tensors contiguous where they are made, use views "
                             "and in-place ops instead of .contiguous()/.clone()",
-                            top_name(by_op), at_text(f.locations));
+                            top_key(by_op), at_text(f.locations));
   if (idle_fires) claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
