@@ -2,12 +2,13 @@
 // finding that names the places its cost lies (its spans: kernels and the GPU idle they
 // cause, allocator calls and the idle after them) shows there, not over its events' span.
 // Those events may run far outside the range: alloc_churn judges calls whole, back to 1 ms
-// before the range; cast_churn names the kernels that end a wait after it; an elementwise
+// before the range; cast_churn names the kernels that end a wait after it; pageable_memcpy
+// its copies, which run on after the calls that issue them; an elementwise
 // chain is followed past the range's edges, and its span clipped to the range read the
 // range's edge (or, with every kernel outside, begin after end: gpuzoo_0042).
 // Traces: hta_alexnet_a100_small (public), tests/data/rules/vit_nsfw_h100_alloc_churn
 // (injected allocator churn), the GPU zoo's diffusion UNet and ViT training (gpuzoo_0011,
-// gpuzoo_0003, make_gpu_zoo.py --seed 2026).
+// gpuzoo_0003, make_gpu_zoo.py --seed 2026) and the H200 twin's ResNet-50 (nw4).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,17 +24,19 @@ using rules_support::Loaded;
 
 // The detectors whose findings carry spans and take their begin and end from set_span.
 bool spans_from_set_span(const std::string& id) {
-  return id == "alloc_churn" || id == "cast_churn" || id == "unfused_elementwise";
+  return id == "alloc_churn" || id == "cast_churn" || id == "unfused_elementwise" || id == "pageable_memcpy";
 }
 
 // In every window of the report (top 5, 5 apart), such a finding lies inside its window: its
 // cost is counted there, and so is where it shows. Before, hta_alexnet_a100_small's
 // alloc_churn read the 6.0 s its allocator calls span around its 129 ms window,
-// and gpuzoo_0011's cast_churn ended 24-36 us past its window (a cast kernel running on).
+// gpuzoo_0011's cast_churn ended 24-36 us past its window (a cast kernel running on), and
+// the H200 twin's pageable_memcpy (its cost: the host in the calls that issue the copies)
+// ended where its copies did, past the window.
 TEST(SpanFromSpans, FindingsShowInsideTheirWindow) {
   size_t checked = 0;
   for (const char* name : {"hta_alexnet_a100_small.json.gz", "rules/vit_nsfw_h100_alloc_churn.json.gz",
-                           "gpu_zoo/gpuzoo_0011_diffusion_unet_inference.json.gz"}) {
+                           "gpu_zoo/gpuzoo_0011_diffusion_unet_inference.json.gz", "h200_twin/resnet50_h200_nw4.json.gz"}) {
     const Loaded& l = rules_support::load(test::data(name));
     const TraceReport r = rules_support::analyze_default_windows(l);
     for (const FlaggedWindow& w : r.flagged) {

@@ -480,6 +480,7 @@ void set_span(const Trace& t, RuleFinding& f) {
     for (auto [b, e] : f.spans) f.begin = std::min(f.begin, b), f.end = std::max(f.end, e);
     return;
   }
+  if (f.events.empty()) return;
   f.begin = t.ts[f.events.front()];
   f.end = f.begin;
   for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));

@@ -240,7 +240,7 @@ bool in_warmup_step(const RuleIndex& ix, int64_t ts);
 // A finding's begin and end: where its cost lies when it names that (its spans, which the
 // detectors keep within the range), else the span of its events (at least one). Its events
 // may run far outside the range (a chain of elementwise kernels followed past its edges,
-// the kernels that end a wait after it) where none of its cost lies.
+// the kernels that end a wait after it) where none of its cost lies. Neither: left as is.
 void set_span(const Trace& t, RuleFinding& f);
 
 // What detectors hand back: findings, and the GPU idle time they account for, so that

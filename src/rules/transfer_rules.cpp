@@ -108,13 +108,6 @@ EventId user_call(const RuleIndex& ix, EventId op) {
   return op;
 }
 
-void span_of(const Trace& t, RuleFinding& f) {
-  if (f.events.empty()) return;
-  f.begin = t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
-}
-
 // pageable_memcpy: copy time in the range; 0.5% fires, 5% is certain.
 constexpr double kPageableFireShare = 0.005;
 constexpr double kPageableStrongShare = 0.05;
@@ -192,7 +185,7 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.id = "pageable_memcpy";
   f.confidence = confidence_between(signal, kPageableFireShare, kPageableStrongShare);
   f.cost = host;
-  span_of(t, f);
+  set_span(t, f);
   const double gbps = copy_time > 0 ? static_cast<double>(bytes) / static_cast<double>(copy_time) : 0;
   f.evidence.push_back(fmt::format("{} from/to pageable host memory ({} up, {} down), {} in {} ({:.1f} GB/s); "
                                    "the host spends {} in the range in the calls that issue them and waits for them",
@@ -284,7 +277,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.id = "small_transfers";
   f.confidence = confidence_between(static_cast<double>(f.events.size()), kSmallFireCount, kSmallStrongCount);
   f.cost = host;
-  span_of(t, f);
+  set_span(t, f);
   f.evidence.push_back(fmt::format("{} host/device copies under {} ({} HtoD, {} DtoH), {} moved in all, mean {}; "
                                    "{} of host time in the ops that issue them",
                                    f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
@@ -514,7 +507,7 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.id = "offload_pingpong";
   f.confidence = confidence_between(share, kPingpongFireShare, kPingpongStrongShare);
   f.cost = std::min(end - begin, time + idle);
-  span_of(t, f);
+  set_span(t, f);
   // The cost lies in the copies' time and the idle here: the report lists these as the
   // occurrences, where it listed the copies alone (gpuzoo_0058: 136.9 ms over 127.2 ms).
   copies_here.insert(copies_here.end(), idle_ivs.begin(), idle_ivs.end());
@@ -737,7 +730,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     if (f.events.empty()) f.events = kernels_ending(ix, gaps, idle);  // only the wait shows here
   }
   f.cost = time + (idle_fires ? recopy_idle : 0);
-  span_of(t, f);
+  set_span(t, f);
   if (idle_fires && !idle.empty()) {
     f.begin = std::min(f.begin, idle.front().first);
     f.end = std::max(f.end, idle.back().second);
