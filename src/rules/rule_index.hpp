@@ -237,10 +237,10 @@ std::string at_text(const std::vector<CodeLocation>& locs);
 // Whether `ts` falls in a first step that is warm-up (RuleIndex::first_step_warmup), not the
 // steady state the ids describe (host_rules.cpp).
 bool in_warmup_step(const RuleIndex& ix, int64_t ts);
-// A finding's begin and end: where its cost lies when it names that (its spans, which the
-// detectors keep within the range), else the span of its events (at least one). Its events
-// may run far outside the range (a chain of elementwise kernels followed past its edges,
-// the kernels that end a wait after it) where none of its cost lies. Neither: left as is.
+// A finding's begin and end: where its cost lies when it names that (the extent of its
+// spans), else the span of its events; with neither, left as they are. Its events may run
+// far outside where its cost lies (a chain of elementwise kernels followed past the range's
+// edges, the kernels that end a wait after it, the copies a pageable call issues).
 void set_span(const Trace& t, RuleFinding& f);
 
 // What detectors hand back: findings, and the GPU idle time they account for, so that
