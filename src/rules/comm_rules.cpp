@@ -32,12 +32,6 @@ std::string comm_op(const RuleIndex& ix, EventId g) {
   return op == kNoEvent ? readable_kernel_name(ix.t.name_of(g)) : std::string(ix.t.name_of(op));
 }
 
-// The key with the most time, or "" for none.
-std::string top_key(const std::map<std::string, int64_t>& m) {
-  const auto it = std::max_element(m.begin(), m.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  return it == m.end() ? std::string() : it->first;
-}
-
 std::string top_text(const std::map<std::string, int64_t>& m) {
   std::vector<std::pair<int64_t, std::string>> v;
   for (auto& [k, ns] : m) v.emplace_back(ns, k);

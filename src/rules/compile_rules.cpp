@@ -74,9 +74,7 @@ void detect_graph_breaks(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   f.events.insert(f.events.begin(), recompiles.begin(), recompiles.end());
   for (EventId d : recompiles) f.spans.emplace_back(t.ts[d], t.end(d));
   std::sort(f.spans.begin(), f.spans.end());
-  f.begin = t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
+  set_span(t, f);  // the eager stretches and compiles, not the regions after the breaks
   std::vector<std::pair<int, std::string>> ops;
   for (auto& [k, n] : eager_ops) ops.emplace_back(n, k);
   std::sort(ops.rbegin(), ops.rend());

@@ -541,8 +541,7 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   // pybind11_builtins...> off the step path": no user code to move.
   EventId profiler_frame = kNoEvent;
   for (EventId p = top.calls.front(); p != kNoEvent && profiler_frame == kNoEvent; p = ix.tree.parent(p))
-    if (t.name_of(p).starts_with("torch/autograd/profiler.py(") || t.name_of(p).starts_with("torch/profiler/profiler.py("))
-      profiler_frame = p;
+    if (ix.has(p, kProfilerFrame)) profiler_frame = p;
   if (captured)
     f.fix = fmt::format("{}{} runs during CUDA graph capture, one-time warm-up work (the captured kernels run later, "
                         "on replay): profile after capture (warm up first, then record with torch.profiler.schedule("

@@ -108,15 +108,6 @@ std::string quoted(std::string_view s, int k) {
   return "";
 }
 
-// The key with the most time.
-std::string top_key(const std::map<std::string, int64_t>& m) {
-  std::string best;
-  int64_t n = -1;
-  for (auto& [k, ns] : m)
-    if (ns > n) n = ns, best = k;
-  return best;
-}
-
 std::string first_type(const Trace& t, EventId op) {
   const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
   if (a == nullptr) return "";
@@ -246,13 +237,10 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
   for (size_t r = 0; r < whole.size() && f.events.size() < 256; ++r)
     if (r != longest) f.events.insert(f.events.end(), whole[r].begin(), whole[r].end());
   if (f.events.size() > 256) f.events.resize(256);
+  // Where it shows is where its cost lies (the spans, inside the range), not the whole runs'
+  // kernels: runs whose kernels all lie outside the range show in it only by the idle waiting
+  // for their links (gpuzoo_0042).
   set_span(t, f);
-  f.begin = std::max(f.begin, begin);
-  f.end = std::min(f.end, end);
-  // Runs whose kernels all lie outside the range show in it only by the idle waiting for their
-  // links: the kernels' span clipped to the range is empty (gpuzoo_0042 read begin after end),
-  // and where the cost lies is the span.
-  if (f.begin > f.end && !f.spans.empty()) f.begin = f.spans.front().first, f.end = f.spans.back().second;
   f.evidence.push_back(fmt::format("{} of at least {} back-to-back elementwise kernels ({} kernels, {}{}), {} of "
                                    "kernel time in the range",
                                    count_text(whole.size(), "run"), kMinRun, kernels, dur_text(all_time),
@@ -502,9 +490,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
   const size_t casts = cast_time > 0 ? f.events.size() : 0;
   f.spans = kernels_and_idle(t, casts > 0 ? f.events : std::vector<EventId>{}, idle, begin, end);
   if (f.events.size() > 256) f.events.resize(256);
-  set_span(t, f);
-  if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first);  // the wait for the first cast
-  if (!idle.empty()) f.end = std::max(f.end, idle.back().second);
+  set_span(t, f);  // the spans hold the wait for the first cast
   if (casts > 0)
     f.evidence.push_back(fmt::format("{} under aten::to/_to_copy take{} {}, {} of kernel time in the range",
                                      count_text(casts, "dtype-cast kernel"), casts == 1 ? "s" : "", dur_text(cast_time),

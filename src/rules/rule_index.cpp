@@ -79,6 +79,8 @@ uint32_t flags_of(std::string_view n) {
   if (contains(n, "empty_cache")) f |= kEmptyCache;
   if (contains(n, "run_backward")) f |= kBackwardCall;
   if (starts_with(n, "autograd::engine::evaluate_function")) f |= kAutogradOp;
+  // The profiler's bookkeeping: record_function's __enter__ / __exit__, profile.step().
+  if (starts_with(n, "torch/autograd/profiler.py(") || starts_with(n, "torch/profiler/profiler.py(")) f |= kProfilerFrame;
   if (n == "aten::wait" || n == "c10d::wait" || contains(n, "wait_tensor") || contains(n, "Work.wait")) f |= kCommWait;
   return f;
 }
@@ -459,6 +461,11 @@ std::string bytes_text(int64_t bytes) {
 
 std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
 
+std::string top_key(const std::map<std::string, int64_t>& m) {
+  const auto it = std::max_element(m.begin(), m.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return it == m.end() ? std::string() : it->first;
+}
+
 std::string count_text(size_t n, std::string_view noun, std::string_view plural) {
   if (n != 1 && !plural.empty()) return fmt::format("{} {}", n, plural);
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
@@ -467,6 +474,13 @@ std::string count_text(size_t n, std::string_view noun, std::string_view plural)
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 
 void set_span(const Trace& t, RuleFinding& f) {
+  if (!f.spans.empty()) {
+    f.begin = f.spans.front().first;
+    f.end = f.spans.front().second;
+    for (auto [b, e] : f.spans) f.begin = std::min(f.begin, b), f.end = std::max(f.end, e);
+    return;
+  }
+  if (f.events.empty()) return;
   f.begin = t.ts[f.events.front()];
   f.end = f.begin;
   for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,7 @@ enum NameFlag : uint32_t {
   kCompiledCall = 1u << 19,    // a torch.compile'd graph's call: "## Call CompiledFxGraph ... ##", its guard check
   kBackwardCall = 1u << 20,    // loss.backward()'s wait for the autograd engine: run_backward, _engine_run_backward
   kAutogradOp = 1u << 21,      // the engine's own op per graph node: autograd::engine::evaluate_function: X
+  kProfilerFrame = 1u << 22,   // torch.profiler's own Python frames: torch/autograd/profiler.py(...), torch/profiler/profiler.py(...)
 };
 
 using Interval = std::pair<int64_t, int64_t>;
@@ -204,6 +206,9 @@ std::string pct_text(double share);
 // "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
 // an "s" is not the plural ("1 copy", "2 copies").
 std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
+// The key with the most time (the first of equals), "" for none: the op or kernel an
+// evidence line names.
+std::string top_key(const std::map<std::string, int64_t>& m);
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2);
 // The first inner list of a JSON list of lists, brackets included ("[16, 32, 80, 80]" of
 // "[[16, 32, 80, 80], []]"): an op's first input's dims or strides; "" when not recorded.
@@ -232,7 +237,10 @@ std::string at_text(const std::vector<CodeLocation>& locs);
 // Whether `ts` falls in a first step that is warm-up (RuleIndex::first_step_warmup), not the
 // steady state the ids describe (host_rules.cpp).
 bool in_warmup_step(const RuleIndex& ix, int64_t ts);
-// A finding's begin and end: the span of its events (at least one).
+// A finding's begin and end: where its cost lies when it names that (the extent of its
+// spans), else the span of its events; with neither, left as they are. Its events may run
+// far outside where its cost lies (a chain of elementwise kernels followed past the range's
+// edges, the kernels that end a wait after it, the copies a pageable call issues).
 void set_span(const Trace& t, RuleFinding& f);
 
 // What detectors hand back: findings, and the GPU idle time they account for, so that

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "rule_index.hpp"
@@ -97,14 +98,6 @@ HostTime host_time(const RuleIndex& ix, EventId g, int64_t b, int64_t e, EventId
   return h;
 }
 
-std::string top_name(const std::map<std::string, int64_t>& m) {
-  std::string best;
-  int64_t n = -1;
-  for (auto& [k, v] : m)
-    if (v > n) n = v, best = k;
-  return best;
-}
-
 
 // The call the user wrote that issued a copy: from the copy's op (aten::copy_) up through the
 // aten::to / _to_copy above it. The GPU idles while the host is in all of `.to(device)`, its
@@ -113,13 +106,6 @@ std::string top_name(const std::map<std::string, int64_t>& m) {
 EventId user_call(const RuleIndex& ix, EventId op) {
   for (EventId up = ix.enclosing_op(op); up != kNoEvent && ix.has(up, kCastOp); up = ix.enclosing_op(up)) op = up;
   return op;
-}
-
-void span_of(const Trace& t, RuleFinding& f) {
-  if (f.events.empty()) return;
-  f.begin = t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
 }
 
 // pageable_memcpy: copy time in the range; 0.5% fires, 5% is certain.
@@ -199,7 +185,7 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.id = "pageable_memcpy";
   f.confidence = confidence_between(signal, kPageableFireShare, kPageableStrongShare);
   f.cost = host;
-  span_of(t, f);
+  set_span(t, f);
   const double gbps = copy_time > 0 ? static_cast<double>(bytes) / static_cast<double>(copy_time) : 0;
   f.evidence.push_back(fmt::format("{} from/to pageable host memory ({} up, {} down), {} in {} ({:.1f} GB/s); "
                                    "the host spends {} in the range in the calls that issue them and waits for them",
@@ -214,10 +200,10 @@ void detect_pageable_memcpy(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.fix = n_up >= n_down
               ? fmt::format("pin the host tensors: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
                             ".to(device, non_blocking=True) for the {} inputs copied by {}{}",
-                            bytes_text(bytes / std::max(1, n_up + n_down)), top_name(by_op), at_text(f.locations))
+                            bytes_text(bytes / std::max(1, n_up + n_down)), top_key(by_op), at_text(f.locations))
               : fmt::format("copy device results into a pinned buffer (torch.empty(..., pin_memory=True).copy_(x, "
                             "non_blocking=True)) instead of {}{}",
-                            top_name(by_op), at_text(f.locations));
+                            top_key(by_op), at_text(f.locations));
   // The GPU waiting on these copies' host side is explained.
   for (auto [b, e] : merge_intervals(host_spans))
     for (auto iv : uncovered(ix.busy, std::max(b, ix.gpu_first), std::min(e, ix.gpu_last)))
@@ -291,7 +277,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.id = "small_transfers";
   f.confidence = confidence_between(static_cast<double>(f.events.size()), kSmallFireCount, kSmallStrongCount);
   f.cost = host;
-  span_of(t, f);
+  set_span(t, f);
   f.evidence.push_back(fmt::format("{} host/device copies under {} ({} HtoD, {} DtoH), {} moved in all, mean {}; "
                                    "{} of host time in the ops that issue them",
                                    f.events.size(), bytes_text(kSmallCopyBytes), up, down, bytes_text(bytes),
@@ -319,10 +305,10 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
         2 * covered(ix.busy, begin, end) >= end - begin ? ", while the GPU works off what was queued before" : "",
         dur_text(kCopyContext)));
   }
-  f.evidence.push_back(top_name(by_op) == "(no op)"
+  f.evidence.push_back(top_key(by_op) == "(no op)"
                            ? fmt::format("most issued outside any op ({})", count_text(by_op["(no op)"], "copy", "copies"))
-                           : fmt::format("most issued by {} ({})", top_name(by_op),
-                                         count_text(by_op[top_name(by_op)], "copy", "copies")));
+                           : fmt::format("most issued by {} ({})", top_key(by_op),
+                                         count_text(by_op[top_key(by_op)], "copy", "copies")));
   if (queued > 0)
     f.evidence.push_back(fmt::format("those ops also wait {} behind the launch queue (up to {} from a launch call to its "
                                      "copy's start): the copies wait for the GPU to work off earlier work, a sync on "
@@ -331,7 +317,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
                       "{} small copies{}{} into one, and keep scalars in Python",
-                      f.events.size(), top_name(by_op) == "(no op)" ? "" : " issued by " + top_name(by_op), at_text(f.locations));
+                      f.events.size(), top_key(by_op) == "(no op)" ? "" : " issued by " + top_key(by_op), at_text(f.locations));
   // The GPU idle while the host works through the burst is theirs: in the copies' ops, and
   // between one copy's op and the next when the host goes straight on to it (making the next
   // scalar tensor), since one copy of the batched values would spare both. Idle after the
@@ -521,7 +507,7 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.id = "offload_pingpong";
   f.confidence = confidence_between(share, kPingpongFireShare, kPingpongStrongShare);
   f.cost = std::min(end - begin, time + idle);
-  span_of(t, f);
+  set_span(t, f);
   // The cost lies in the copies' time and the idle here: the report lists these as the
   // occurrences, where it listed the copies alone (gpuzoo_0058: 136.9 ms over 127.2 ms).
   copies_here.insert(copies_here.end(), idle_ivs.begin(), idle_ivs.end());
@@ -615,34 +601,43 @@ EventId clone_of(const RuleIndex& ix, EventId g) {
   return up != kNoEvent && ix.has(up, kCloneOp) ? up : kNoEvent;
 }
 
-// The bytes a device-side copy moves (a Memcpy DtoD's recorded size, a clone kernel's
-// tensor), -1 for anything else: uploads and downloads are not copies of a copy.
-int64_t device_copy_bytes(const RuleIndex& ix, EventId g) {
+// A device-side copy: the aten::clone / aten::contiguous it was made for (clone_of) and the
+// bytes it moves (a Memcpy DtoD's recorded size, a clone kernel's tensor), -1 for anything
+// else: uploads and downloads are not copies of a copy.
+struct DeviceCopy {
+  EventId clone = kNoEvent;
+  int64_t bytes = -1;
+};
+
+DeviceCopy device_copy(const RuleIndex& ix, EventId g) {
   const Trace& t = ix.t;
-  if (t.category[g] == Category::GpuMemcpy) return direction(t.name_of(g)) == Dir::DtoD ? bytes_of(t, g) : -1;
-  if (t.category[g] != Category::Kernel) return -1;
-  const EventId c = clone_of(ix, g);
-  return c == kNoEvent ? -1 : first_tensor_bytes(t, c);
+  DeviceCopy c{clone_of(ix, g), -1};
+  if (t.category[g] == Category::GpuMemcpy) c.bytes = direction(t.name_of(g)) == Dir::DtoD ? bytes_of(t, g) : -1;
+  else if (t.category[g] == Category::Kernel && c.clone != kNoEvent) c.bytes = first_tensor_bytes(t, c.clone);
+  return c;
 }
 
-// Whether the GPU work at position k of ix.gpu is a clone's copy of what the device copy
+// The GPU work at position k of ix.gpu when it is a clone's copy of what the device copy
 // just before it on the primary device made (same bytes, the same launching thread, a
-// different clone call).
-bool copies_a_copy(const RuleIndex& ix, size_t k) {
+// different clone call), else nullopt. Computed once per copy: the caller names the copy
+// by its clone call and sizes it from what this returns.
+std::optional<DeviceCopy> copies_a_copy(const RuleIndex& ix, size_t k) {
   const Trace& t = ix.t;
   const EventId g = ix.gpu[k];
-  if (!ix.on_primary(g) || ix.gpu_in_optimizer[k]) return false;
-  const EventId clone = clone_of(ix, g);
-  const int64_t b = clone == kNoEvent ? -1 : device_copy_bytes(ix, g);
-  if (b <= 0) return false;
+  if (!ix.on_primary(g) || ix.gpu_in_optimizer[k]) return std::nullopt;
+  const DeviceCopy copy = device_copy(ix, g);
+  if (copy.clone == kNoEvent || copy.bytes <= 0) return std::nullopt;
   for (size_t j = k, seen = 0; j-- > 0 && seen < 64; ++seen) {
     const EventId p = ix.gpu[j];
     if (!ix.on_primary(p)) continue;
-    const EventId lp = ix.tree.launcher(p), lg = ix.tree.launcher(g), cp = clone_of(ix, p);
-    return device_copy_bytes(ix, p) == b && cp != clone && lp != kNoEvent && lg != kNoEvent &&
-           t.track[lp] == t.track[lg];
+    const EventId lp = ix.tree.launcher(p), lg = ix.tree.launcher(g);
+    const DeviceCopy before = device_copy(ix, p);
+    if (before.bytes == copy.bytes && before.clone != copy.clone && lp != kNoEvent && lg != kNoEvent &&
+        t.track[lp] == t.track[lg])
+      return copy;
+    return std::nullopt;
   }
-  return false;
+  return std::nullopt;
 }
 }  // namespace
 
@@ -690,13 +685,14 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   {
     auto [clo, chi] = ix.gpu_range(ctx_b, ctx_e);
     for (size_t k = clo; k < chi; ++k) {
-      if (!copies_a_copy(ix, k)) continue;
+      const std::optional<DeviceCopy> copy = copies_a_copy(ix, k);
+      if (!copy) continue;
       const EventId g = ix.gpu[k];
       recopy_at.insert(k);
-      EventId call = clone_of(ix, g);  // named by the call the user wrote: aten::contiguous above its aten::clone
+      EventId call = copy->clone;  // named by the call the user wrote: aten::contiguous above its aten::clone
       for (EventId up = ix.tree.parent(call); up != kNoEvent && ix.has(up, kCloneOp); up = ix.tree.parent(up)) call = up;
       ++recopies_by_op[std::string(t.name_of(call))];
-      const int64_t b = device_copy_bytes(ix, g);
+      const int64_t b = copy->bytes;
       recopy_min = recopy_at.size() == 1 ? b : std::min(recopy_min, b);
       recopy_max = std::max(recopy_max, b);
       if (t.ts[g] >= begin && t.ts[g] < end) {
@@ -734,7 +730,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     if (f.events.empty()) f.events = kernels_ending(ix, gaps, idle);  // only the wait shows here
   }
   f.cost = time + (idle_fires ? recopy_idle : 0);
-  span_of(t, f);
+  set_span(t, f);
   if (idle_fires && !idle.empty()) {
     f.begin = std::min(f.begin, idle.front().first);
     f.end = std::max(f.end, idle.back().second);
@@ -747,9 +743,9 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                      "{} of GPU time in the range",
                                      large_copies, bytes_text(kLargeCopyBytes), kinds, bytes_text(bytes),
                                      dur_text(large_time), pct_text(share)));
-    f.evidence.push_back(top_name(by_op) == "(no op)"
+    f.evidence.push_back(top_key(by_op) == "(no op)"
                              ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
-                             : fmt::format("most under {} ({})", top_name(by_op), dur_text(by_op[top_name(by_op)])));
+                             : fmt::format("most under {} ({})", top_key(by_op), dur_text(by_op[top_key(by_op)])));
   }
   if (idle_fires) {
     std::string most;
@@ -779,7 +775,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                             bytes_text(bytes))
               : fmt::format("avoid the copies made by {}{}: keep tensors contiguous where they are made, use views "
                             "and in-place ops instead of .contiguous()/.clone()",
-                            top_name(by_op), at_text(f.locations));
+                            top_key(by_op), at_text(f.locations));
   if (idle_fires) claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
