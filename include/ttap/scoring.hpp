@@ -67,7 +67,7 @@ TraceScores score_windows(const Trace& trace, const EventTree& tree, const std::
 // Flagged windows lie at least this many windows apart by default: a stall or a slow op
 // that spans a few windows lifts its neighbours' scores too, and five flags on one place
 // show the user one problem five times while a second one goes unflagged. 5 of 100 windows
-// was chosen on the val splits (README, "Flagged windows apart").
+// was chosen on the val splits (docs/accuracy-log.md, "Flagged windows apart").
 inline constexpr int kFlagSpacing = 5;
 
 // The windows the scores flag, best first: greedily the highest score (ties: the earlier
