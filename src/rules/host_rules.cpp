@@ -846,13 +846,9 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   if (any_queued)
     f.fix += "; where a launched kernel waited on an idle device, look at what the trace does not show: other processes "
              "sharing the GPU (nvidia-smi), or GPU records the trace lacks";
-  // Most of it inside synchronizing or allocator calls that host_sync and alloc_churn did not take
-  // (torchrec's blocking cudaMemcpyAsync under its input dist): the CPU side is not unprofiled code.
-  if (2 * parts.runtime > idle)
-    f.fix = "most of this idle the host spends inside synchronizing or allocator calls (ttap tree around the gaps names "
-            "them): a blocking copy (.item(), .cpu(), .tolist(), a copy to or from pageable memory), "
-            "torch.cuda.synchronize(), or cudaMalloc as the caching allocator grows; take them off the step path "
-            "(non_blocking=True copies into pinned memory, read results a step later, fewer syncs)";
+  // Where one kind of host work holds most of the idle, the fix is that kind's, not the search for
+  // unprofiled code (torchrec's blocking copies under its input dist, a slow first backward op).
+  if (std::string specific = idle_parts_fix(parts, idle); !specific.empty()) f.fix = std::move(specific);
   out.findings.push_back(std::move(f));
 }
 

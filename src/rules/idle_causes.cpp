@@ -210,4 +210,34 @@ std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
   return fmt::format("the host in those gaps: {}", fmt::join(words, "; "));
 }
 
+std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
+  const auto most = [&](int64_t part) { return 2 * part > idle; };
+  if (most(p.runtime))
+    return "most of this idle the host spends inside synchronizing or allocator calls (ttap tree around the gaps names "
+           "them): a blocking copy (.item(), .cpu(), .tolist(), a copy to or from pageable memory), "
+           "torch.cuda.synchronize(), or cudaMalloc as the caching allocator grows; take them off the step path "
+           "(non_blocking=True copies into pinned memory, read results a step later, fewer syncs)";
+  if (most(p.long_ops))
+    return "most of this idle the host spends inside slow ops, each holding the host for hundreds of microseconds or "
+           "more per launch (the host line names them): a first call (cuDNN autotuning under "
+           "torch.backends.cudnn.benchmark=True, lazy initialization), a blocking copy inside the op, or CPU work in it; "
+           "profile past the first steps to see whether it repeats, and look inside the op with ttap tree";
+  if (most(p.frames))
+    return "most of this idle the host runs Python with no op under it (ttap tree around the gaps names the frames): "
+           "per-step Python work (metrics, logging, data handling, a loop over parameters) while the GPU has nothing "
+           "queued; move it off the step path, batch it, or do it while the GPU still has work queued";
+  if (most(p.dispatch))
+    return "most of this idle the host spends dispatching ops one by one (eager mode's per-op Python, dispatcher and "
+           "allocation work): capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or "
+           "torch.cuda.CUDAGraph) or torch.compile it to fuse ops";
+  if (most(p.quiet))
+    return "most of this idle the host spends in ops that launch nothing (CPU tensors, tensor setup; the host line): "
+           "move that CPU work off the step path (into DataLoader workers) or onto the GPU";
+  if (most(p.optimizer))
+    return "most of this idle the host spends in the optimizer step's or zero_grad's per-parameter ops: use the "
+           "multi-tensor optimizer (foreach=True, or fused=True for torch.optim.Adam/AdamW) and "
+           "zero_grad(set_to_none=True)";
+  return "";
+}
+
 }  // namespace ttap::rules

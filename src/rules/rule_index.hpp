@@ -331,6 +331,9 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e);
 // gaps: 1.02 ms with nothing recorded, 412 us dispatching ops that launch (9 ops: aten::conv2d
 // x3, aten::batch_norm x3, aten::relu_ x2, ...), ...".
 std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p);
+// The fix for `idle` (the gaps' length) when one host part holds most of it: "" where none does,
+// or where the part is work queued on the device or nothing recorded (gpu_idle's general fix).
+std::string idle_parts_fix(const IdleParts& p, int64_t idle);
 // "9 ops: aten::conv2d x3, aten::batch_norm x3, aten::relu_ x2, ..." (the three most frequent).
 std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops);
 
