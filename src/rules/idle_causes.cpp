@@ -113,11 +113,11 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
         if (ix.has(p, kOptimizerStep | kZeroGrad)) return true;
       return false;
     }();
-    if (launches_from(ix, op, false)) {
+    if (const size_t launches = launches_in(ix, op); launches > 0) {
       // Eager dispatch is ops one after another, each a few tens of microseconds of host work
       // per launch; an op that holds a long gap's worth of host time per launch (hta_alexnet's
       // aten::conv2d calls of 26 ms and more) is one slow op.
-      const bool long_op = t.dur[op] >= kLongGap * static_cast<int64_t>(std::max<size_t>(1, launches_in(ix, op)));
+      const bool long_op = t.dur[op] >= kLongGap * static_cast<int64_t>(launches);
       if (long_op) {
         slow.emplace_back(t.ts[op], t.end(op));
         slow_ops.push_back(op);

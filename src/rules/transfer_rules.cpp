@@ -305,10 +305,10 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
         2 * covered(ix.busy, begin, end) >= end - begin ? ", while the GPU works off what was queued before" : "",
         dur_text(kCopyContext)));
   }
-  f.evidence.push_back(top_key(by_op) == "(no op)"
-                           ? fmt::format("most issued outside any op ({})", count_text(by_op["(no op)"], "copy", "copies"))
-                           : fmt::format("most issued by {} ({})", top_key(by_op),
-                                         count_text(by_op[top_key(by_op)], "copy", "copies")));
+  const std::string top_op = top_key(by_op);
+  f.evidence.push_back(top_op == "(no op)"
+                           ? fmt::format("most issued outside any op ({})", count_text(by_op[top_op], "copy", "copies"))
+                           : fmt::format("most issued by {} ({})", top_op, count_text(by_op[top_op], "copy", "copies")));
   if (queued > 0)
     f.evidence.push_back(fmt::format("those ops also wait {} behind the launch queue (up to {} from a launch call to its "
                                      "copy's start): the copies wait for the GPU to work off earlier work, a sync on "
@@ -317,7 +317,7 @@ void detect_small_transfers(const RuleIndex& ix, int64_t begin, int64_t end, Det
   f.locations = user_locations(ix, f.events);
   f.fix = fmt::format("create these tensors on the device (torch.tensor(..., device='cuda'), torch.full), batch the "
                       "{} small copies{}{} into one, and keep scalars in Python",
-                      f.events.size(), top_key(by_op) == "(no op)" ? "" : " issued by " + top_key(by_op), at_text(f.locations));
+                      f.events.size(), top_op == "(no op)" ? "" : " issued by " + top_op, at_text(f.locations));
   // The GPU idle while the host works through the burst is theirs: in the copies' ops, and
   // between one copy's op and the next when the host goes straight on to it (making the next
   // scalar tensor), since one copy of the batched values would spare both. Idle after the
@@ -743,9 +743,9 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                      "{} of GPU time in the range",
                                      large_copies, bytes_text(kLargeCopyBytes), kinds, bytes_text(bytes),
                                      dur_text(large_time), pct_text(share)));
-    f.evidence.push_back(top_key(by_op) == "(no op)"
-                             ? fmt::format("most outside any op ({})", dur_text(by_op["(no op)"]))
-                             : fmt::format("most under {} ({})", top_key(by_op), dur_text(by_op[top_key(by_op)])));
+    const std::string top_op = top_key(by_op);
+    f.evidence.push_back(top_op == "(no op)" ? fmt::format("most outside any op ({})", dur_text(by_op[top_op]))
+                                             : fmt::format("most under {} ({})", top_op, dur_text(by_op[top_op])));
   }
   if (idle_fires) {
     std::string most;
