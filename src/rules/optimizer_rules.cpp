@@ -81,6 +81,14 @@ Launched work_of(const RuleIndex& ix, EventId span, int64_t b, int64_t e) {
   return ix.gpu.empty() ? called_from(ix, span, b, e) : launched_from(ix, span, b, e);
 }
 
+// "(1.77 ms here)" for a span inside the range; for one that runs past it, whose launches are
+// counted whole, its whole length too: "(25.5 ms in all, 1.77 ms here) ran 1136 kernels",
+// not a count of the whole step beside the range's slice of it alone.
+std::string span_length_text(const Trace& t, EventId span, int64_t b, int64_t e) {
+  if (t.dur[span] == e - b) return dur_text(e - b) + " here";
+  return fmt::format("{} in all, {} here", dur_text(t.dur[span]), dur_text(e - b));
+}
+
 std::string ops_text(const std::map<std::string, int>& by_op) {
   std::vector<std::pair<int, std::string>> v;
   for (auto& [k, n] : by_op) v.emplace_back(n, k);
@@ -113,16 +121,20 @@ bool has_fused(std::string_view cls) { return cls == "SGD" || cls == "Adam" || c
 // The fix names only constructors that exist: torch.optim's own classes with their
 // foreach/fused flags; for any other class (a library's Shampoo, torchrec's
 // CombinedOptimizer, an EMA wrapper) the library's own multi-tensor option, in general words.
-std::string optimizer_fix(const std::string& cls, size_t kernels) {
+// `unit` is what the step was counted in: kernels, or ops on a trace without GPU work, where
+// there are no multi_tensor_apply kernels to run.
+std::string optimizer_fix(const std::string& cls, size_t count, std::string_view unit) {
+  const bool ops = unit == "ops";
   if (in_torch_optim(cls))
-    return fmt::format("construct torch.optim.{}(..., foreach=True){} so the update runs as a few multi_tensor_apply "
-                       "kernels instead of {} per-parameter ones",
-                       cls, has_fused(cls) ? " (or fused=True)" : "", kernels);
+    return fmt::format("construct torch.optim.{}(..., foreach=True){} so the update runs as a few {} instead of {} "
+                       "per-parameter ones",
+                       cls, has_fused(cls) ? " (or fused=True)" : "", ops ? "foreach ops" : "multi_tensor_apply kernels",
+                       count);
   return fmt::format("{} is not a torch.optim optimizer: turn on its library's multi-tensor or fused update (often a "
                      "foreach/fused flag or a grouped-parameter mode), or for the plain optimizers it wraps use "
-                     "torch.optim's foreach=True / fused=True, so the update runs as a few batched kernels instead of {} "
+                     "torch.optim's foreach=True / fused=True, so the update runs as a few batched {} instead of {} "
                      "per-parameter ones",
-                     cls, kernels);
+                     cls, unit, count);
 }
 
 }  // namespace
@@ -154,15 +166,16 @@ void detect_optimizer_single_tensor(const RuleIndex& ix, int64_t begin, int64_t 
     f.end = e;
     f.events.push_back(span);
     f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
-    f.evidence.push_back(fmt::format("{} ({} here) ran {} {}, {} of them multi-tensor (foreach/fused); median {}, "
+    f.evidence.push_back(fmt::format("{} ({}) ran {} {}, {} of them multi-tensor (foreach/fused); median {}, "
                                      "{} in the calls",
-                                     name, dur_text(e - b), l.gpu.size(), l.unit, l.multi_tensor,
+                                     name, loop ? span_length_text(t, span, b, e) : dur_text(e - b) + " here",
+                                     l.gpu.size(), l.unit, l.multi_tensor,
                                      dur_text(durs[durs.size() / 2]), dur_text(l.call_time)));
     f.evidence.push_back(ix.gpu.empty() ? "calls: " + ops_text(l.by_op)
                                         : fmt::format("launching ops: {}; GPU idle {} during the step in the range", ops_text(l.by_op),
                                                       dur_text(idle)));
     f.locations = user_locations(ix, {span});
-    f.fix = optimizer_fix(optimizer_class(name), l.gpu.size());
+    f.fix = optimizer_fix(optimizer_class(name), l.gpu.size(), l.unit);
     // The GPU waiting on this span's host work is explained by it.
     for (auto iv : ix.idle_gaps(b, e)) out.explained_idle.push_back(iv);
     out.findings.push_back(std::move(f));
@@ -190,7 +203,8 @@ void detect_grad_not_set_to_none(const RuleIndex& ix, int64_t begin, int64_t end
     f.end = e;
     f.events.push_back(span);
     f.events.insert(f.events.end(), l.gpu.begin(), l.gpu.begin() + std::min<size_t>(l.gpu.size(), 64));
-    f.evidence.push_back(fmt::format("{} ({} here) ran {} ({}) to zero gradients: {}", t.name_of(span), dur_text(e - b),
+    f.evidence.push_back(fmt::format("{} ({}) ran {} ({}) to zero gradients: {}", t.name_of(span),
+                                     span_length_text(t, span, b, e),
                                      fmt::format("{} {}", l.gpu.size(),
                                                  ix.gpu.empty() ? (l.gpu.size() == 1 ? "op" : "ops")
                                                                 : (l.gpu.size() == 1 ? "kernel/memset" : "kernels/memsets")),
