@@ -422,7 +422,19 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
                                      count_text(cache_calls.size(), "call")));
   f.locations = user_locations(ix, f.events);
   const std::string where = f.locations.empty() ? "" : fmt::format(" ({}:{})", f.locations[0].file, f.locations[0].line);
-  f.fix = !cache_calls.empty()
+  // Calls made while a CUDA graph is set up or captured (torch.cuda.graph empties the cache
+  // before capture_begin) are one-time warm-up, which the engine marks as such: no loop to
+  // take them out of, no allocator growing.
+  const bool capture_setup = std::all_of(f.events.begin(), f.events.end(), [&](EventId e) {
+    return ix.in_graph_capture(e) || 2 * covered(ix.capture_work, t.ts[e], t.end(e)) > t.dur[e];
+  });
+  f.fix = capture_setup
+              ? fmt::format("these calls{} are CUDA graph capture setup (torch.cuda.graph synchronizes and empties the "
+                            "cache before capture_begin), one-time warm-up work, not the allocator growing: profile "
+                            "after capture (warm up first, then record with torch.profiler.schedule(wait=..., "
+                            "warmup=..., active=...))",
+                            where)
+          : !cache_calls.empty()
               ? fmt::format("remove torch.cuda.empty_cache(){} from the loop: it returns cached blocks that the next "
                             "step must {} again",
                             where, ix.amd ? "hipMalloc" : "cudaMalloc")
