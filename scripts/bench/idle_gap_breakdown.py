@@ -32,6 +32,7 @@ KINDS = [
     ("in ops that launch nothing", "ops that launch nothing"),
     ("in profiled frames with no op under them", "frames, no op"),
     ("in synchronizing or allocator calls", "sync/allocator calls"),
+    ("in lazy CUDA module loading", "module loading"),
 ]
 PART = re.compile(r"([0-9.]+) (ns|us|ms|s) (.*)")
 

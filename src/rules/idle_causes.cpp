@@ -7,6 +7,7 @@
 // work queued that it did not start (over the GPU zoo's dev recordings 12%, 26% and 36% of that
 // idle, scripts/bench/idle_gap_breakdown.py). Each of those has its own cause and its own fix.
 #include <algorithm>
+#include <climits>
 #include <map>
 
 #include <fmt/format.h>
@@ -73,6 +74,7 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
   // on the GPU had work and did not start it; an idle queue starts a kernel within the
   // idle-queue latency (plus slack) of its launch, so only a longer wait counts.
   int64_t host_end = e;
+  int64_t first_return = INT64_MAX;  // of those launches, over the whole gap
   {
     auto [lo, hi] = ix.launch_range(std::min(b, gap.first) - ix.launch_latency - kEmptyQueueSlack, e);
     for (size_t k = lo; k < hi; ++k) {
@@ -81,9 +83,13 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
       if (!ix.on_primary(g) || l == kNoEvent || t.ts[g] < e) continue;  // its kernel ran before the gap
       const int64_t from = std::max(b, t.end(l));
       if (from < host_end) host_end = from;
+      first_return = std::min(first_return, t.end(l));
     }
     if (e - host_end > ix.launch_latency + kEmptyQueueSlack) {
       parts.queued = e - host_end;
+      // The whole wait, from the first return to the GPU's start, though [b, e) may hold only a
+      // part of it (a window's edge, another pattern's piece of the gap).
+      parts.queued_waits.emplace_back(gap.second, gap.second - std::max(gap.first, first_return));
     } else {
       host_end = e;
     }
@@ -93,7 +99,10 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
   const auto ours = [&](EventId ev) {
     return t.track[ev] == ix.main_thread || t.track[ev] == ix.step_thread;
   };
-  std::vector<Interval> runtime, dispatch, slow, optimizer, quiet, frames;
+  std::vector<Interval> loading, runtime, dispatch, slow, optimizer, quiet, frames;
+  // The driver's module loads are recorded on a track of their own; the launching thread waits
+  // in the runtime call that triggered them.
+  ix.module_loads.each_overlapping(t, b, host_end, [&](EventId m) { loading.emplace_back(t.ts[m], t.end(m)); });
   for (const SpanList* l : {&ix.syncs, &ix.allocs})
     l->each_overlapping(t, b, host_end, [&](EventId c) {
       if (ours(c)) runtime.emplace_back(t.ts[c], t.end(c));
@@ -146,6 +155,7 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
     claimed.insert(claimed.end(), got.begin(), got.end());
     claimed = merge_intervals(std::move(claimed));
   };
+  take(std::move(loading), parts.loading, nullptr);
   take(std::move(runtime), parts.runtime, nullptr);
   std::vector<Interval> slow_spans;
   take(std::move(slow), parts.long_ops, &slow_spans);
@@ -164,6 +174,9 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
 
 void IdleParts::add(const IdleParts& o) {
   queued += o.queued;
+  for (const auto& w : o.queued_waits)  // one per gap, whatever pieces of it were judged
+    if (std::find(queued_waits.begin(), queued_waits.end(), w) == queued_waits.end()) queued_waits.push_back(w);
+  loading += o.loading;
   runtime += o.runtime;
   dispatch += o.dispatch;
   dispatch_spans.insert(dispatch_spans.end(), o.dispatch_spans.begin(), o.dispatch_spans.end());
@@ -191,6 +204,35 @@ std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops)
   return fmt::format("{}: {}", count_text(ops.size(), "op"), fmt::join(names, ", "));
 }
 
+namespace {
+// What the trace shows of queued work the GPU did not start: how long it waited against how fast
+// an idle GPU starts a launch in this trace, and that nothing the trace records held it (the whole
+// device idle: no stream of the trace ran a kernel, a copy or a memset it could wait on). Over the
+// GPU zoo's dev recordings (`scripts/dataset/make_gpu_zoo.py`, several jobs at a time on one GPU)
+// such waits last 166-304 us (10th-90th percentile of 2,198 gaps) where an idle GPU starts a
+// launch within 5-25 us; the kernels of two runs recorded at the same time never overlap, and the
+// other run's kernels lie inside these waits: the GPU time-slices between the jobs' processes. On
+// sampled traces (hta_sampled_rank0/1) the work the trace lacks may be records the profiler dropped.
+std::string queued_text(const RuleIndex& ix, const IdleParts& p) {
+  std::vector<int64_t> w;
+  for (auto [gap_end, wait] : p.queued_waits) w.push_back(wait);
+  std::string waits;
+  if (!w.empty()) {
+    const auto mid = w.begin() + static_cast<std::ptrdiff_t>(w.size() / 2);
+    std::nth_element(w.begin(), mid, w.end());
+    waits = fmt::format(" ({}, {}{} from the first launch call's return to the GPU's start, where an idle GPU starts a launch {} after its call "
+                        "in this trace)",
+                        count_text(w.size(), "wait"), w.size() == 1 ? "" : "median ", dur_text(*mid),
+                        dur_text(ix.launch_latency));
+  }
+  // No "; " inside: the host line joins its parts with it.
+  return fmt::format("with work already launched and queued that the GPU had not started{}, no GPU work of this trace "
+                     "running meanwhile: nothing it records held that work, the GPU ran work it does not record (another "
+                     "process's on the same GPU, or records the profiler dropped)",
+                     waits);
+}
+}  // namespace
+
 std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
   std::vector<std::pair<int64_t, std::string>> parts;
   if (p.unprofiled > 0) parts.emplace_back(p.unprofiled, "with nothing recorded on the host (code the profiler does not record)");
@@ -200,7 +242,10 @@ std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
     parts.emplace_back(p.long_ops, fmt::format("in slow ops, at least {} of host time per launch ({})", dur_text(kLongGap),
                                                 ops_tally_text(ix, p.long_op_events)));
   if (p.optimizer > 0) parts.emplace_back(p.optimizer, "in the optimizer step's or zero_grad's ops that launch GPU work");
-  if (p.queued > 0) parts.emplace_back(p.queued, "with work already launched and queued that the GPU had not started");
+  if (p.queued > 0) parts.emplace_back(p.queued, queued_text(ix, p));
+  if (p.loading > 0)
+    parts.emplace_back(p.loading, "in lazy CUDA module loading on a kernel's first call (the trace's \"Runtime Triggered "
+                                  "Module Loading\" and \"Lazy Function Loading\" records)");
   if (p.quiet > 0) parts.emplace_back(p.quiet, "in ops that launch nothing");
   if (p.frames > 0) parts.emplace_back(p.frames, "in profiled frames with no op under them");
   if (p.runtime > 0) parts.emplace_back(p.runtime, "in synchronizing or allocator calls");
@@ -212,6 +257,15 @@ std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
 
 std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
   const auto most = [&](int64_t part) { return 2 * part > idle; };
+  if (most(p.queued))
+    return "most of this idle the GPU had this process's work queued and started none of it while no GPU work of the "
+           "trace ran: what held it is not in the trace; when other jobs share the GPU (nvidia-smi lists its "
+           "processes) it time-slices between them: give the job a GPU or a MIG instance of its own, or profile it "
+           "alone to see its own cost";
+  if (most(p.loading))
+    return "most of this idle the host waits while the driver loads kernels' modules on their first call (lazy loading, "
+           "CUDA_MODULE_LOADING=LAZY, the default): a one-time cost per kernel; profile after warm-up steps that run "
+           "every kernel once, or set CUDA_MODULE_LOADING=EAGER to load the modules at startup";
   if (most(p.runtime))
     return "most of this idle the host spends inside synchronizing or allocator calls (ttap tree around the gaps names "
            "them): a blocking copy (.item(), .cpu(), .tolist(), a copy to or from pageable memory), "

@@ -123,6 +123,9 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   std::vector<EventId> capture_calls;  // stream Begin/EndCapture calls
   for (EventId e = 0; e < t.size(); ++e) {
     const Category c = t.category[e];
+    if (c == Category::Overhead && t.dur[e] > 0 &&
+        (contains(t.name_of(e), "Module Loading") || contains(t.name_of(e), "Function Loading")))
+      module_loads.add(e, t.ts[e], t.dur[e]);
     if (!is_cpu_side(c)) continue;
     const uint32_t f = name_flags[t.name[e]];
     const int64_t ts = t.ts[e], dur = t.dur[e];
@@ -292,7 +295,7 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
   }
 
   for (SpanList* l : {&bulk_copies, &main_top, &step_top, &autograd_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
-                      &memcpy_calls, &empty_cache})
+                      &memcpy_calls, &empty_cache, &module_loads})
     l->sort(t);
 
   // GPU work launched from inside an optimizer step or zero_grad (on the same thread):

@@ -122,6 +122,11 @@ struct RuleIndex {
   // syncs: synchronizing calls, blocking cudaMemcpy, and async copies to pageable host memory
   // (which return only when the queue ahead of them is done).
   SpanList dataloader, optimizer, zero_grad, compiled, dynamo, syncs, allocs, memcpy_calls, empty_cache;
+  // CUPTI's own records of the driver loading a kernel's module on its first call (lazy loading,
+  // CUDA_MODULE_LOADING=LAZY): "Runtime Triggered Module Loading", "Lazy Function Loading"
+  // (category overhead). The launching thread waits in the runtime call meanwhile (gpuzoo_0010: 12.0
+  // ms inside aten::conv2d's cudaFuncGetAttributes, the GPU idle).
+  SpanList module_loads;
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
   int64_t median_step = 0;           // ns, 0 without steps
   // The first of several steps is warm-up (cuDNN autotuning, allocator growth, lazy
@@ -300,7 +305,13 @@ bool launches_from(const RuleIndex& ix, EventId e, bool any_thread = false);
 struct IdleParts {
   // After a launch call to the judged device returned in the gap (and longer than an idle
   // queue's latency before the GPU started anything): the GPU had work queued and did not run it.
+  // No GPU work of the trace runs on the device then, so nothing the trace records holds it.
   int64_t queued = 0;
+  // Per gap (its end, the wait): from the first return of such a launch to the GPU's start.
+  std::vector<std::pair<int64_t, int64_t>> queued_waits;
+  // The driver loading a kernel's module on its first call (RuleIndex::module_loads): counted
+  // first, it is what the host waits in then (a runtime call inside a "slow op").
+  int64_t loading = 0;
   // In a synchronizing or allocator call.
   int64_t runtime = 0;
   // In an op that launches GPU work (its outermost operator on the thread, outside optimizer
@@ -331,8 +342,8 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e);
 // gaps: 1.02 ms with nothing recorded, 412 us dispatching ops that launch (9 ops: aten::conv2d
 // x3, aten::batch_norm x3, aten::relu_ x2, ...), ...".
 std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p);
-// The fix for `idle` (the gaps' length) when one host part holds most of it: "" where none does,
-// or where the part is work queued on the device or nothing recorded (gpu_idle's general fix).
+// The fix for `idle` (the gaps' length) when one part holds most of it: "" where none does, or
+// where the part is nothing recorded (gpu_idle's general fix).
 std::string idle_parts_fix(const IdleParts& p, int64_t idle);
 // "9 ops: aten::conv2d x3, aten::batch_norm x3, aten::relu_ x2, ..." (the three most frequent).
 std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops);
