@@ -70,25 +70,30 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
   IdleParts parts;
   if (e <= b) return parts;
   // Work on the device's queue: the first launch call (to the judged device) that returns inside
-  // the gap, looked for over the whole gap (a part of it may begin after that launch). From then
-  // on the GPU had work and did not start it; an idle queue starts a kernel within the
-  // idle-queue latency (plus slack) of its launch, so only a longer wait counts.
+  // the gap, looked for over the whole gap (a part of it may begin after that launch), or before
+  // it: the work that ends the gap may have been launched long before it began, the host running
+  // ahead of the GPU (hta_torchrec_a100_rank0's launches run 162 ms ahead: each ~85 ms of GPU
+  // idle inside its input dist's 146 ms blocking copies ends with work launched before the copy
+  // began, so the host's wait held none of it). From then on the GPU had work and did not start
+  // it; an idle queue starts a kernel within the idle-queue latency (plus slack) of its launch, so
+  // only a longer wait counts.
   int64_t host_end = e;
   int64_t first_return = INT64_MAX;  // of those launches, over the whole gap
   {
-    auto [lo, hi] = ix.launch_range(std::min(b, gap.first) - ix.launch_latency - kEmptyQueueSlack, e);
-    for (size_t k = lo; k < hi; ++k) {
-      const EventId g = ix.gpu[ix.launch_gpu[k]];
+    const auto queued_from = [&](size_t k) {  // k: a position in ix.gpu
+      const EventId g = ix.gpu[k];
       const EventId l = ix.tree.launcher(g);
-      if (!ix.on_primary(g) || l == kNoEvent || t.ts[g] < e) continue;  // its kernel ran before the gap
-      const int64_t from = std::max(b, t.end(l));
-      if (from < host_end) host_end = from;
+      if (!ix.on_primary(g) || l == kNoEvent || t.ts[g] < e) return;  // its kernel ran before the gap
+      host_end = std::min(host_end, std::max(b, t.end(l)));
       first_return = std::min(first_return, t.end(l));
-    }
+    };
+    auto [lo, hi] = ix.launch_range(std::min(b, gap.first) - ix.launch_latency - kEmptyQueueSlack, e);
+    for (size_t k = lo; k < hi; ++k) queued_from(ix.launch_gpu[k]);
+    for (auto [k, kend] = ix.gpu_range(gap.second, gap.second + 1); k < kend; ++k) queued_from(k);
     if (e - host_end > ix.launch_latency + kEmptyQueueSlack) {
       parts.queued = e - host_end;
-      // The whole wait, from the first return to the GPU's start, though [b, e) may hold only a
-      // part of it (a window's edge, another pattern's piece of the gap).
+      // The whole wait, the gap's idle from the first return (or the gap's start) to the GPU's
+      // start, though [b, e) may hold only a part of it (a window's edge, another pattern's piece).
       parts.queued_waits.emplace_back(gap.second, gap.second - std::max(gap.first, first_return));
     } else {
       host_end = e;
@@ -220,7 +225,7 @@ std::string queued_text(const RuleIndex& ix, const IdleParts& p) {
   if (!w.empty()) {
     const auto mid = w.begin() + static_cast<std::ptrdiff_t>(w.size() / 2);
     std::nth_element(w.begin(), mid, w.end());
-    waits = fmt::format(" ({}, {}{} from the first launch call's return to the GPU's start, where an idle GPU starts a launch {} after its call "
+    waits = fmt::format(" ({}, {}{} of GPU idle with the work queued, where an idle GPU starts a launch {} after its call "
                         "in this trace)",
                         count_text(w.size(), "wait"), w.size() == 1 ? "" : "median ", dur_text(*mid),
                         dur_text(ix.launch_latency));
@@ -259,9 +264,9 @@ std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
   const auto most = [&](int64_t part) { return 2 * part > idle; };
   if (most(p.queued))
     return "most of this idle the GPU had this process's work queued and started none of it while no GPU work of the "
-           "trace ran: what held it is not in the trace; when other jobs share the GPU (nvidia-smi lists its "
-           "processes) it time-slices between them: give the job a GPU or a MIG instance of its own, or profile it "
-           "alone to see its own cost";
+           "trace ran, so the host is not what held it: either other jobs share the GPU and it time-slices between "
+           "them (nvidia-smi lists its processes: give the job a GPU or a MIG instance of its own, or profile it alone "
+           "to see its own cost), or the GPU ran work the profiler did not record";
   if (most(p.loading))
     return "most of this idle the host waits while the driver loads kernels' modules on their first call (lazy loading, "
            "CUDA_MODULE_LOADING=LAZY, the default): a one-time cost per kernel; profile after warm-up steps that run "
