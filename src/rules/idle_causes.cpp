@@ -264,9 +264,9 @@ std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
   const auto most = [&](int64_t part) { return 2 * part > idle; };
   if (most(p.queued))
     return "most of this idle the GPU had this process's work queued and started none of it while no GPU work of the "
-           "trace ran, so the host is not what held it: either other jobs share the GPU and it time-slices between "
-           "them (nvidia-smi lists its processes: give the job a GPU or a MIG instance of its own, or profile it alone "
-           "to see its own cost), or the GPU ran work the profiler did not record";
+           "trace ran, so the host is not what held it: either other processes sharing the GPU took their turns on it "
+           "(it time-slices between them; nvidia-smi lists them: give the job a GPU or a MIG instance of its own, or "
+           "profile it alone to see its own cost), or the GPU ran work the profiler did not record";
   if (most(p.loading))
     return "most of this idle the host waits while the driver loads kernels' modules on their first call (lazy loading, "
            "CUDA_MODULE_LOADING=LAZY, the default): a one-time cost per kernel; profile after warm-up steps that run "
