@@ -217,7 +217,8 @@ namespace {
 // such waits last 166-304 us (10th-90th percentile of 2,198 gaps) where an idle GPU starts a
 // launch within 5-25 us; the kernels of two runs recorded at the same time never overlap, and the
 // other run's kernels lie inside these waits: the GPU time-slices between the jobs' processes. On
-// sampled traces (hta_sampled_rank0/1) the work the trace lacks may be records the profiler dropped.
+// sampled traces (hta_sampled_rank0/1) the work the trace lacks may be records the profiler dropped, on
+// SGLang's (tracelens_sglang_qwen3_8b_prefilldecode) CUDA graph replays it does not record.
 std::string queued_text(const RuleIndex& ix, const IdleParts& p) {
   std::vector<int64_t> w;
   for (auto [gap_end, wait] : p.queued_waits) w.push_back(wait);
@@ -233,7 +234,7 @@ std::string queued_text(const RuleIndex& ix, const IdleParts& p) {
   // No "; " inside: the host line joins its parts with it.
   return fmt::format("with work already launched and queued that the GPU had not started{}, no GPU work of this trace "
                      "running meanwhile: nothing it records held that work, the GPU ran work it does not record (another "
-                     "process's on the same GPU, or records the profiler dropped)",
+                     "process's on the same GPU, or its own that the profiler did not record)",
                      waits);
 }
 }  // namespace
