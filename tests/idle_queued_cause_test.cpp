@@ -42,7 +42,7 @@ TEST(IdleQueuedCause, QueuedWorkSaysHowLongItWaitedAndThatTheTraceHoldsNoCause) 
   const Loaded& l = ttap::rules_support::load(ttap::test::data("gpu_zoo/gpuzoo_0032_resnet18_inference.json.gz"));
   const ttap::rules::RuleIndex ix(l.trace, l.tree);
   static const std::regex waits(
-      R"(with work already launched and queued that the GPU had not started \((\d+) waits?, (?:median )?([0-9.]+) (us|ms) of GPU idle with the work queued, where an idle GPU starts a launch ([0-9.]+) (us|ms) after its call in this trace\), no GPU work of this trace running meanwhile: nothing it records held that work)");
+      R"(with work already launched and queued that the GPU had not started \((\d+) waits?, (?:median )?([0-9.]+) (us|ms) of GPU idle with the work queued, where an idle GPU starts a launch ([0-9.]+) (us|ms) after its call in this trace\), no GPU work of this trace running on the device meanwhile: nothing it records there held that work)");
   size_t lines = 0, queued_most = 0, long_waits = 0;
   for (auto [b, e] : l.windows) {
     const std::vector<ttap::RuleFinding> found = l.engine->detect(b, e);

@@ -233,7 +233,7 @@ std::string queued_text(const RuleIndex& ix, const IdleParts& p) {
   }
   // No "; " inside: the host line joins its parts with it.
   return fmt::format("with work already launched and queued that the GPU had not started{}, no GPU work of this trace "
-                     "running meanwhile: nothing it records held that work, the GPU ran work it does not record (another "
+                     "running on the device meanwhile: nothing it records there held that work, the GPU ran work it does not record (another "
                      "process's on the same GPU, or its own that the profiler did not record)",
                      waits);
 }
