@@ -303,11 +303,13 @@ bool launches_from(const RuleIndex& ix, EventId e, bool any_thread = false);
 // add up to its length. The launching threads (the one that launches most, the training loop's,
 // the autograd engine's) are read, each moment counted once, in this order:
 struct IdleParts {
-  // After a launch call to the judged device returned in the gap (and longer than an idle
-  // queue's latency before the GPU started anything): the GPU had work queued and did not run it.
-  // No GPU work of the trace runs on the device then, so nothing the trace records holds it.
+  // After a launch call to the judged device returned in the gap, or before it for the work that
+  // ends it (and longer than an idle queue's latency before the GPU started anything): the GPU
+  // had work queued and did not run it. No GPU work of the trace runs on the device then, so
+  // nothing the trace records there holds it.
   int64_t queued = 0;
-  // Per gap (its end, the wait): from the first return of such a launch to the GPU's start.
+  // Per gap (its end, the wait): its idle from the first return of such a launch (or the gap's
+  // start) to the GPU's start.
   std::vector<std::pair<int64_t, int64_t>> queued_waits;
   // The driver loading a kernel's module on its first call (RuleIndex::module_loads): counted
   // first, it is what the host waits in then (a runtime call inside a "slow op").
