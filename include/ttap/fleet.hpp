@@ -33,7 +33,10 @@ struct FleetFinding {
   // many steps and few weigh by what they recorded.
   int64_t saved = 0;
   double mean_step_share = 0;      // of their step time, mean over the traces with a saving
-  int64_t cost = 0;                // ns: the findings' costs summed, for ids without a what-if
+  // Traces whose report gives the id a what-if; with none, saved and mean_step_share are no
+  // estimate (rendered "-"), not a saving of zero.
+  size_t traces_with_saving = 0;
+  int64_t cost = 0;                // ns: its grouped findings' costs (whole steady state) summed
   Severity worst = Severity::info;
 };
 
@@ -42,7 +45,7 @@ struct FleetTrace {
   Verdict verdict = Verdict::clean;
   double score = 0;
   size_t findings = 0;
-  std::string top_id;              // the finding id with the largest saving, else the first
+  std::string top_id;              // the id its report names first (its top grouped finding)
 };
 
 struct ScoreDistribution {

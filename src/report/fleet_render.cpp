@@ -35,7 +35,9 @@ std::string render_fleet_text(const FleetSummary& f) {
   if (!f.findings.empty()) {
     Table t{"fleet_findings", "Findings across the fleet, by profiled time their fixes would have saved", {{"id"}, {"worst"}, {"traces"}, {"saved (sum)"}, {"mean step share", 3}, {"cost (sum)"}}, {}, "", 0};
     for (const FleetFinding& x : f.findings)
-      t.rows.push_back({x.id, std::string(severity_name(x.worst)), static_cast<int64_t>(x.traces), ms(x.saved), x.mean_step_share, ms(x.cost)});
+      t.rows.push_back({x.id, std::string(severity_name(x.worst)), static_cast<int64_t>(x.traces),
+                        x.traces_with_saving ? Cell{ms(x.saved)} : Cell{std::string("-")},
+                        x.traces_with_saving ? Cell{x.mean_step_share} : Cell{std::string("-")}, ms(x.cost)});
     t.total_rows = t.rows.size();
     out += render_text(t) + "\n";
   }
@@ -60,8 +62,9 @@ std::string render_fleet_markdown(const FleetSummary& f) {
   if (!f.findings.empty()) {
     out += "| id | worst | traces | saved (sum) | mean step share | cost (sum) |\n|---|---|---:|---:|---:|---:|\n";
     for (const FleetFinding& x : f.findings)
-      out += fmt::format("| `{}` | {} | {} | {} | {:.1f}% | {} |\n", x.id, severity_name(x.worst), x.traces, ms(x.saved),
-                         100 * x.mean_step_share, ms(x.cost));
+      out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", x.id, severity_name(x.worst), x.traces,
+                         x.traces_with_saving ? ms(x.saved) : "-",
+                         x.traces_with_saving ? fmt::format("{:.1f}%", 100 * x.mean_step_share) : "-", ms(x.cost));
     out += "\n";
   }
   if (!f.worst.empty()) {
@@ -82,9 +85,9 @@ std::string render_fleet_markdown(const FleetSummary& f) {
 std::string render_fleet_json(const FleetSummary& f) {
   std::string findings, worst, histogram;
   for (const FleetFinding& x : f.findings)
-    findings += fmt::format(R"({}{{"id":{},"name":{},"worst":{},"traces":{},"saved_ns":{},"mean_step_share":{},"cost_ns":{}}})",
+    findings += fmt::format(R"({}{{"id":{},"name":{},"worst":{},"traces":{},"saved_ns":{},"mean_step_share":{},"traces_with_saving":{},"cost_ns":{}}})",
                             findings.empty() ? "" : ",", json_string(x.id), json_string(x.name), json_string(severity_name(x.worst)), x.traces,
-                            x.saved, num(x.mean_step_share), x.cost);
+                            x.saved, num(x.mean_step_share), x.traces_with_saving, x.cost);
   for (const FleetTrace& x : f.worst)
     worst += fmt::format(R"({}{{"path":{},"verdict":{},"score":{},"findings":{},"top_finding":{}}})", worst.empty() ? "" : ",",
                          json_string(x.path), json_string(verdict_name(x.verdict)), num(x.score), x.findings,
