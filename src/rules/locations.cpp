@@ -133,5 +133,13 @@ std::string at_text(const std::vector<CodeLocation>& locs) {
   return locs.empty() ? "" : fmt::format(" at {}:{}", locs[0].file, locs[0].line);
 }
 
+std::string capture_setup_fix(std::string_view what, std::string_view where) {
+  return fmt::format("{}{} happen while a CUDA graph is set up or captured (torch.cuda.graph synchronizes and empties "
+                     "the allocator's cache before capture_begin; a capture allocates its graph's memory pool), "
+                     "one-time warm-up work, not the step's: profile after capture (warm up first, then record with "
+                     "torch.profiler.schedule(wait=..., warmup=..., active=...))",
+                     what, where);
+}
+
 }  // namespace rules
 }  // namespace ttap

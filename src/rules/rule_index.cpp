@@ -412,6 +412,12 @@ bool RuleIndex::in_graph_capture(EventId e) const {
   return 2 * covered(captures, t.ts[e], t.end(e)) > t.dur[e] && t.dur[e] > 0;
 }
 
+bool RuleIndex::all_capture_work(const std::vector<EventId>& events) const {
+  return !events.empty() && std::all_of(events.begin(), events.end(), [&](EventId e) {
+    return in_graph_capture(e) || 2 * covered(capture_work, t.ts[e], t.end(e)) > t.dur[e];
+  });
+}
+
 bool RuleIndex::after_warmup(EventId e) const {
   // One recorded step is all there is (the profiler schedule skips warm-up): it counts.
   if (tree.steps().size() >= 2) return tree.step_of(e) >= 1;

@@ -190,6 +190,9 @@ struct RuleIndex {
   // Whether e is graph-capture work: a capture or instantiation call, or an event that
   // runs mostly inside a capture (a model's forward being recorded).
   bool in_graph_capture(EventId e) const;
+  // Whether every one of these host events is graph-capture work or lies mostly in
+  // capture_work (torch.cuda.graph's setup around capture_begin); false for none.
+  bool all_capture_work(const std::vector<EventId>& events) const;
   // Whether [b, e) lies inside a step after the first, or after warmup_end without steps.
   bool after_warmup(EventId e) const;
 };
@@ -239,6 +242,9 @@ EventId user_frame_above(const RuleIndex& ix, EventId e);
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
+// The fix of a finding whose calls (`what`, at `where`) are made while a CUDA graph is set up
+// or captured, which the engine marks one-time: there is nothing to take out of a step loop.
+std::string capture_setup_fix(std::string_view what, std::string_view where);
 // Whether `ts` falls in a first step that is warm-up (RuleIndex::first_step_warmup), not the
 // steady state the ids describe (host_rules.cpp).
 bool in_warmup_step(const RuleIndex& ix, int64_t ts);

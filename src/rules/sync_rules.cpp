@@ -289,7 +289,13 @@ void detect_host_sync(const RuleIndex& ix, int64_t begin, int64_t end, DetectorO
                                       dur_text(std::llabs(resume - begin)))));
   }
   f.locations = user_locations(ix, f.events);
-  f.fix = sync_fix(ix, cases.front(), f.locations);
+  // torch.cuda.graph's own torch.cuda.synchronize() before capture_begin (vLLM's capture of
+  // its piecewise graphs: 9 hipDeviceSynchronize calls under graphs.py's __enter__) is not
+  // the user's to remove from a loop.
+  std::vector<EventId> calls;
+  for (const SyncCase& c : cases) calls.push_back(c.call);
+  f.fix = ix.all_capture_work(calls) ? capture_setup_fix("these synchronizations", at_text(f.locations))
+                                     : sync_fix(ix, cases.front(), f.locations);
   out.explained_idle.insert(out.explained_idle.end(), idle_ivs.begin(), idle_ivs.end());
   out.findings.push_back(std::move(f));
 }
@@ -425,15 +431,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   // Calls made while a CUDA graph is set up or captured (torch.cuda.graph empties the cache
   // before capture_begin) are one-time warm-up, which the engine marks as such: no loop to
   // take them out of, no allocator growing.
-  const bool capture_setup = std::all_of(f.events.begin(), f.events.end(), [&](EventId e) {
-    return ix.in_graph_capture(e) || 2 * covered(ix.capture_work, t.ts[e], t.end(e)) > t.dur[e];
-  });
-  f.fix = capture_setup
-              ? fmt::format("these calls{} are CUDA graph capture setup (torch.cuda.graph synchronizes and empties the "
-                            "cache before capture_begin), one-time warm-up work, not the allocator growing: profile "
-                            "after capture (warm up first, then record with torch.profiler.schedule(wait=..., "
-                            "warmup=..., active=...))",
-                            where)
+  f.fix = ix.all_capture_work(f.events) ? capture_setup_fix("these allocator calls", where)
           : !cache_calls.empty()
               ? fmt::format("remove torch.cuda.empty_cache(){} from the loop: it returns cached blocks that the next "
                             "step must {} again",
