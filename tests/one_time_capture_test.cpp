@@ -91,9 +91,11 @@ TEST(OneTimeCapture, VllmCaptureIsInfoNotRecoverableAndPassesTheGate) {
 
 // xDiT's compile warm-up captures graphs for 228 ms of its 397 ms, and Inductor's CUDA graph
 // trees record them for 319 ms (54-373 ms: the node's setup before the capture, the
-// instantiation after it); the GPU idle in there is one-time. Its device syncs outside capture
-// stay steady-state findings at what they could save (12.1 ms, 3%: the idle after the 35.3 ms
-// call; at most what the calls held the host). Nothing outside the recording costs a
+// instantiation after it); the GPU idle in there is one-time. Its device syncs (xDiT's
+// _run_compile_warmup, the 35.3 ms one from +351 ms mostly inside that recording) are
+// one-time too, though the idle after the long one runs past the recording (12.1 ms, 3%):
+// the rule sees every call in capture work (the twelfth round's audit,
+// believable_audit6_capture_setup_test.cpp). Nothing outside the recording costs a
 // warning's twentieth, so the trace passes the gate (until the ninth round's audit the
 // recording's 67 ms outside capture_begin..capture_end made every gpu_idle group a warning;
 // believable_audit3_capture_test.cpp).
@@ -110,7 +112,7 @@ TEST(OneTimeCapture, XditCaptureIdleIsOneTimeAndTheRestJudgedOnItsOwnCost) {
     }
     if (g.id == "host_sync" && g.share > 0.01) {
       sync = true;
-      EXPECT_FALSE(g.one_time) << groups_text(r);
+      EXPECT_TRUE(g.one_time) << groups_text(r);
       EXPECT_GT(g.share, 0.02) << groups_text(r);
       EXPECT_LT(g.share, 0.05) << groups_text(r);
     }
@@ -121,9 +123,9 @@ TEST(OneTimeCapture, XditCaptureIdleIsOneTimeAndTheRestJudgedOnItsOwnCost) {
   EXPECT_TRUE(capture_idle) << "the capture's idle is reported, as one-time\n" << groups_text(r);
   EXPECT_TRUE(sync) << groups_text(r);
   EXPECT_FALSE(steady_warning) << groups_text(r);
-  // What is left outside capture; before, the capture's idle made it 71%.
+  // What is left outside capture and warm-up; before, the capture's idle made it 71%.
   EXPECT_LT(r.recoverable_share, 0.2) << groups_text(r);
-  EXPECT_GT(r.recoverable_share, 0.03) << groups_text(r);
+  EXPECT_GT(r.recoverable_share, 0.01) << groups_text(r);
   EXPECT_EQ(r.verdict, ttap::Verdict::clean) << groups_text(r);
   EXPECT_FALSE(r.gate_failed) << groups_text(r);
 }

@@ -65,7 +65,9 @@ struct RuleFinding {
   std::vector<CodeLocation> locations;  // user code, most telling first (may be empty)
   // Its cost lies (mostly) in CUDA graph capture: the host recording kernels into a graph,
   // which the GPU runs later on replay. One-time warm-up work, not the steady state's: info,
-  // left out of the recoverable share and the what-if savings, never failing a gate.
+  // left out of the recoverable share and the what-if savings, never failing a gate. The
+  // engine sets it from where the cost lies; a detector may set it for calls it knows are
+  // capture work (RuleIndex::all_capture_work).
   bool one_time = false;
 };
 

@@ -123,7 +123,9 @@ std::vector<RuleFinding> RuleEngine::detect(int64_t begin, int64_t end) const {
     f.severity = severity_for_share(share);
     if (static_cast<double>(here) < kMinStepShare * static_cast<double>(impl_->reference)) f.severity = Severity::info;
     // Capture runs once, before the steady state it warms up: information, whatever it costs.
-    f.one_time = cost_in_graph_capture(impl_->index, f);
+    // A rule may know it already: calls made while a graph is set up or recorded (host_sync,
+    // alloc_churn) whose idle runs on past the capture's calls.
+    f.one_time = f.one_time || cost_in_graph_capture(impl_->index, f);
     if (f.one_time) f.severity = Severity::info;
     inside.push_back(here);
   }
