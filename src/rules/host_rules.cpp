@@ -674,7 +674,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
     IdleParts in_gap;
     for (auto [pb, pe] : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end)))
-      in_gap.add(idle_parts(ix, gap, pb, pe));
+      in_gap.add(idle_parts_of(ix, gap, pb, pe, out));
     if (in_gap.dispatch == 0) continue;
     ++eager_gaps;
     eager.add(in_gap);
@@ -853,7 +853,8 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
       resumed.push_back(next);
   }
   IdleParts parts;
-  for (auto [b, e] : f.spans) parts.add(idle_parts(ix, *(std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1), b, e));
+  for (auto [b, e] : f.spans)
+    parts.add(idle_parts_of(ix, *(std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1), b, e, out));
   f.evidence.push_back(idle_parts_text(ix, parts));
   // Most of it with work queued that the GPU did not start: the host is not what to look at.
   any_queued = any_queued || 2 * parts.queued > idle;

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -248,6 +250,8 @@ bool in_warmup_step(const RuleIndex& ix, int64_t ts);
 // edges, the kernels that end a wait after it, the copies a pageable call issues).
 void set_span(const Trace& t, RuleFinding& f);
 
+struct IdleParts;  // what the host did in a GPU idle gap (below)
+
 // What detectors hand back: findings, and the GPU idle time they account for, so that
 // gpu_idle reports only what no specific id explains.
 struct DetectorOutput {
@@ -256,6 +260,10 @@ struct DetectorOutput {
   // The launch gaps (see launch_gaps) a pattern's own launches caused, taken as its cost
   // (claim_launch_gaps): launch_bound, which runs after those patterns, leaves them out.
   std::vector<Interval> caused_launch_gaps;
+  // idle_parts of each stretch of a long gap judged in this range, by (gap, stretch):
+  // launch_bound and gpu_idle read the same long gaps, and where no finding between them cuts a
+  // gap they read the same stretches (idle_parts_of).
+  std::map<std::array<int64_t, 4>, std::unique_ptr<IdleParts>> idle_parts_seen;
 };
 
 // An idle gap is stall-sized from this long (one launch takes ~5-20 us; 200 us is ten
@@ -340,6 +348,8 @@ struct IdleParts {
 };
 // [b, e) is a part of the whole idle gap `gap` (the rest explained by other patterns).
 IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e);
+// The same, computed once per range and stretch (out.idle_parts_seen).
+const IdleParts& idle_parts_of(const RuleIndex& ix, Interval gap, int64_t b, int64_t e, DetectorOutput& out);
 // The evidence line for those parts, largest first, the zero ones left out: "the host in those
 // gaps: 1.02 ms with nothing recorded, 412 us dispatching ops that launch (9 ops: aten::conv2d
 // x3, aten::batch_norm x3, aten::relu_ x2, ...), ...".
