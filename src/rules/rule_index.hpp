@@ -260,6 +260,9 @@ struct DetectorOutput {
   // The launch gaps (see launch_gaps) a pattern's own launches caused, taken as its cost
   // (claim_launch_gaps): launch_bound, which runs after those patterns, leaves them out.
   std::vector<Interval> caused_launch_gaps;
+  // launch_bound's part of the long gaps (eager dispatch, sorted): gpu_idle names a gap whole
+  // and says how much of it is that dispatch.
+  std::vector<Interval> dispatch_idle;
   // idle_parts of each stretch of a long gap judged in this range, by (gap, stretch):
   // launch_bound and gpu_idle read the same long gaps, and where no finding between them cuts a
   // gap they read the same stretches (idle_parts_of).
