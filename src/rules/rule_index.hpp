@@ -210,9 +210,6 @@ double confidence_between(double signal, double fire, double strong);
 std::string dur_text(int64_t ns);
 std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
-// "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
-// an "s" is not the plural ("1 copy", "2 copies").
-std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
 // The key with the most time (the first of equals), "" for none: the op or kernel an
 // evidence line names.
 std::string top_key(const std::map<std::string, int64_t>& m);
