@@ -15,18 +15,33 @@ namespace {
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
 
-// The lines after the first name the longest gaps, longest first (as detect_gpu_idle orders
-// them). A line saying the GPU "stays idle to the end of the range" must be about a gap that
-// reaches the range's end: one cut short by a more specific pattern's idle (a pageable upload's
-// wait, zero_grad's) is not, and said so before.
+// The lines after the first name the gaps that hold most of gpu_idle's idle, first the one
+// that holds most (as detect_gpu_idle orders them), each with launch_bound's dispatch beside its
+// pieces (tests/gap_as_measured_test.cpp). A line saying the GPU "stays idle to the end of the
+// range" must be about a gap that reaches the range's end: one cut short by a more specific
+// pattern's idle (a pageable upload's wait, zero_grad's) is not, and said so before.
 void expect_gap_ends_told_right(const std::string& trace, size_t* cut_short_lines) {
   const Loaded& l = ttap::rules_support::load(ttap::test::data(trace));
-  for (auto [b, e] : l.windows)
-    for (const ttap::RuleFinding& f : l.engine->detect(b, e)) {
+  for (auto [b, e] : l.windows) {
+    const std::vector<ttap::RuleFinding> found = l.engine->detect(b, e);
+    for (const ttap::RuleFinding& f : found) {
       if (f.id != "gpu_idle") continue;
-      std::vector<std::pair<int64_t, int64_t>> gaps = f.spans;
-      std::stable_sort(gaps.begin(), gaps.end(),
-                       [](const auto& x, const auto& y) { return x.second - x.first > y.second - y.first; });
+      const auto idle_in = [&](const std::pair<int64_t, int64_t>& g) {
+        int64_t n = 0;
+        for (auto [pb, pe] : f.spans) n += std::max<int64_t>(0, std::min(pe, g.second) - std::max(pb, g.first));
+        return n;
+      };
+      std::vector<std::pair<int64_t, int64_t>> joined = f.spans;
+      if (const ttap::RuleFinding* lb = ttap::rules_support::find_finding(found, "launch_bound"))
+        joined.insert(joined.end(), lb->spans.begin(), lb->spans.end());
+      std::sort(joined.begin(), joined.end());
+      std::vector<std::pair<int64_t, int64_t>> gaps;
+      for (auto iv : joined) {
+        if (!gaps.empty() && iv.first <= gaps.back().second) gaps.back().second = std::max(gaps.back().second, iv.second);
+        else gaps.push_back(iv);
+      }
+      std::erase_if(gaps, [&](const auto& g) { return idle_in(g) == 0; });
+      std::stable_sort(gaps.begin(), gaps.end(), [&](const auto& x, const auto& y) { return idle_in(x) > idle_in(y); });
       for (size_t i = 1; i < f.evidence.size() && i - 1 < gaps.size(); ++i) {
         if (f.evidence[i].find("the GPU stays idle to the end of the range") != std::string::npos) {
           EXPECT_EQ(gaps[i - 1].second, e) << trace << " [" << b << ", " << e << ")\n" << findings_text({f});
@@ -37,6 +52,7 @@ void expect_gap_ends_told_right(const std::string& trace, size_t* cut_short_line
         }
       }
     }
+  }
 }
 
 TEST(IdleGapEvidenceRules, AGapCutShortByAnotherPatternDoesNotStayIdleToTheRangeEnd) {

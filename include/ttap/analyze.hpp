@@ -74,6 +74,10 @@ std::string readable_kernel_name(std::string_view name);
 // match and a SARIF fingerprint that print it would too.
 std::string without_addresses(std::string_view name);
 
+// "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
+// an "s" is not the plural ("1 copy", "2 copies"). The rules' evidence and the reports alike.
+std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
+
 // ---- Op categories ---------------------------------------------------------------------
 enum class OpCategory : uint8_t {
   GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, elementwise, reduce, norm_fwd, norm_bwd,

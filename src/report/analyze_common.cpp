@@ -65,8 +65,7 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
     out.push_back(line);
   }
   if (h.steps > 0)
-    out.push_back(fmt::format("{} step{}, mean {}: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", h.steps,
-                              h.steps == 1 ? "" : "s",
+    out.push_back(fmt::format("{}, mean {}: GPU busy {:.1f}%, DataLoader {:.1f}% of step time", count_text(h.steps, "step"),
                               analyze_render::human_duration(h.step_mean), 100.0 * h.step_gpu_busy, 100.0 * h.step_dataloader));
   if (h.launches > 0)
     out.push_back(fmt::format("{} launches: {:.1f}% of kernels shorter than their launch call; launch delay p50 {}, p95 {}",
@@ -185,7 +184,7 @@ std::string number_ranges(const std::vector<int64_t>& v) {
 }  // namespace
 
 std::string occurrences_text(const GroupedFinding& g) {
-  std::string out = fmt::format("{} occurrence{}", g.occurrence_count, g.occurrence_count == 1 ? "" : "s");
+  std::string out = count_text(g.occurrence_count, "occurrence");
   if (!g.steps.empty()) out += fmt::format(" in step{} {}", g.steps.size() == 1 ? "" : "s", number_ranges(g.steps));
   return out;
 }

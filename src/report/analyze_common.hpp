@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "ttap/analyze.hpp"
 #include "ttap/report.hpp"
 
 namespace ttap::analyze_render {

@@ -63,8 +63,8 @@ void render_trace(std::string& out, const TraceReport& t, size_t index) {
     return;
   }
   if (!t.scorer.empty())
-    out += fmt::format("<p>Trace score <b>{:.2f}</b> ({}{}); {} window{} over {} {}.</p>\n", t.score, esc(t.scorer),
-                       t.device.empty() ? "" : " on " + esc(t.device), t.windows.size(), t.windows.size() == 1 ? "" : "s",
+    out += fmt::format("<p>Trace score <b>{:.2f}</b> ({}{}); {} over {} {}.</p>\n", t.score, esc(t.scorer),
+                       t.device.empty() ? "" : " on " + esc(t.device), count_text(t.windows.size(), "window"),
                        ms(t.end - t.begin), esc(steady_state_text(t.steady_state)));
   out += "<ul class=\"headline\">\n";
   for (const auto& line : headline_lines(t)) out += fmt::format("<li>{}</li>\n", esc(line));
@@ -124,10 +124,10 @@ td ul {{ margin: 0; padding-left: 16px; }} .sev.error {{ color: {1}; font-weight
 .warning, .error {{ color: #8a4b00; }} code {{ font-size: 12px; }} .fix {{ margin: 4px 0 0; }}
 {7}</style></head><body>
 <h1>ttap analyze</h1>
-<p>ttap {3}: {4} windows per trace, top {5} windows classified, scorer {6}.</p>
+<p>ttap {3}: {4} per trace, top {5} classified, scorer {6}.</p>
 )",
-                                kScoreColor, kFlaggedColor, kBusyColor, esc(report.tool_version), report.settings.windows,
-                                report.settings.top_k, esc(report.settings.scorer), html_timeline_css());
+                                kScoreColor, kFlaggedColor, kBusyColor, esc(report.tool_version),
+                                count_text(report.settings.windows, "window"), count_text(report.settings.top_k, "window"), esc(report.settings.scorer), html_timeline_css());
   if (report.traces.size() > 1) {
     out += "<table class=\"summary\"><tr><th>trace</th><th>verdict</th><th>score</th><th>findings</th><th>ids</th></tr>\n";
     for (const auto& t : report.traces)

@@ -28,8 +28,8 @@ void render_trace(std::string& out, const TraceReport& t) {
     return;
   }
   if (!t.scorer.empty())
-    out += fmt::format("Trace score **{:.2f}** ({}{}), {} window{}.\n\n", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device,
-                       t.windows.size(), t.windows.size() == 1 ? "" : "s");
+    out += fmt::format("Trace score **{:.2f}** ({}{}), {}.\n\n", t.score, t.scorer, t.device.empty() ? "" : " on " + t.device,
+                       count_text(t.windows.size(), "window"));
   for (const std::string& line : headline_lines(t)) out += fmt::format("- {}\n", line);
   out += "\n";
   if (!t.baseline.empty()) out += fmt::format("Against the baseline `{}`: **{}**.\n\n", cell(t.baseline), baseline_counts_text(t));

@@ -117,8 +117,8 @@ void render_trace(std::string& out, const TraceReport& t, const Paint& paint, bo
   for (const std::string& line : headline_lines(t)) out += fmt::format("  {}\n", line);
   if (!t.scorer.empty() && !t.windows.empty()) {
     const auto range = strip_range(t.windows);
-    out += fmt::format("  window scores |{}| ({:.2f} to {:.2f}; {} window{} over {} {})\n", score_strip(t.windows, 100, range),
-                       range.first, range.second, t.windows.size(), t.windows.size() == 1 ? "" : "s", ms(t.end - t.begin),
+    out += fmt::format("  window scores |{}| ({:.2f} to {:.2f}; {} over {} {})\n", score_strip(t.windows, 100, range),
+                       range.first, range.second, count_text(t.windows.size(), "window"), ms(t.end - t.begin),
                        steady_state_text(t.steady_state));
   }
   if (!t.findings.empty()) out += "  findings, ranked by what fixing them saves:\n";

@@ -17,8 +17,9 @@ using namespace analyze_render;
 std::string num(double d) { return std::isfinite(d) ? fmt::format("{}", d) : "null"; }
 
 std::string counts_line(const FleetSummary& f) {
-  return fmt::format("{} traces{}: {} clean, {} flagged, {} errors", f.traces,
-                     f.duplicates ? fmt::format(" ({} duplicates counted once)", f.duplicates) : "", f.clean, f.flagged, f.errors);
+  return fmt::format("{}{}: {} clean, {} flagged, {}", count_text(f.traces, "trace"),
+                     f.duplicates ? fmt::format(" ({} counted once)", count_text(f.duplicates, "duplicate")) : "", f.clean,
+                     f.flagged, count_text(f.errors, "error"));
 }
 
 std::string bin_label(size_t i) { return fmt::format("{:.1f}-{:.1f}", static_cast<double>(i) / 10, static_cast<double>(i + 1) / 10); }

@@ -74,9 +74,9 @@ std::string html_timeline_section(const TraceReport& t, const std::string& key) 
       "<div class=\"tl-main\">\n<canvas class=\"tl\" id=\"tl-{0}-canvas\" width=\"960\" height=\"200\" aria-label=\"timeline of the steady state\"></canvas>\n"
       "<div class=\"tl-bar\"><span class=\"tl-view\" id=\"tl-{0}-view\"></span> <span class=\"tl-tip\" id=\"tl-{0}-tip\"></span></div>\n"
       "<p class=\"hint\">Wheel or +/- to zoom, drag to pan, double-click to see it all. Lanes: GPU streams, then the busiest CPU "
-      "threads (top-level spans, then what runs under them); {1} events, tiny ones merged per pixel. Shaded: where the "
+      "threads (top-level spans, then what runs under them); {1}, tiny ones merged per pixel. Shaded: where the "
       "findings occur. Under the lanes: the detector's window scores (red: flagged).</p>\n</div>\n",
-      key, t.timeline.events);
+      key, count_text(t.timeline.events, "event"));
   out += "<div class=\"panel\">\n<h3>Findings, by what fixing them saves</h3>\n";
   if (t.findings.empty()) out += "<p>No findings.</p>\n";
   out += "<ol class=\"ranked\">\n";

@@ -44,7 +44,7 @@ std::vector<std::string> straggler_names(const JobSummary& j) {
 }  // namespace
 
 std::string render_job_text(const JobSummary& j) {
-  std::string out = fmt::format("job: {} ranks\n", j.ranks.size());
+  std::string out = fmt::format("job: {}\n", count_text(j.ranks.size(), "rank"));
   const std::string imbalance = imbalance_line(j);
   if (!imbalance.empty()) out += imbalance + "\n";
   const std::vector<std::string> stragglers = straggler_names(j);
@@ -67,7 +67,7 @@ std::string render_job_text(const JobSummary& j) {
 }
 
 std::string render_job_markdown(const JobSummary& j) {
-  std::string out = fmt::format("## Job: {} ranks\n\n", j.ranks.size());
+  std::string out = fmt::format("## Job: {}\n\n", count_text(j.ranks.size(), "rank"));
   const std::string imbalance = imbalance_line(j);
   if (!imbalance.empty()) out += imbalance + ".\n\n";
   const std::vector<std::string> stragglers = straggler_names(j);

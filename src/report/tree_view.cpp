@@ -1,5 +1,6 @@
 #include "ttap/tree_view.hpp"
 
+#include "ttap/analyze.hpp"
 #include "ttap/table.hpp"
 
 #include <algorithm>
@@ -212,9 +213,9 @@ size_t write_module_tree(std::FILE* out, const ModuleTree& m, const TreeViewOpti
     }
     buf.append(std::min(indent, kMaxIndent) * 2, ' ');
     if (indent > kMaxIndent) fmt::format_to(std::back_inserter(buf), "[depth {}] ", indent);
-    fmt::format_to(std::back_inserter(buf), "(module) {}  [{:.3f} ms GPU, {:.1f}%, {} kernels, self {:.3f} ms, {} calls]\n", n.name,
-                   static_cast<double>(n.gpu_time) / 1e6, 100.0 * static_cast<double>(n.gpu_time) / total, n.kernels,
-                   static_cast<double>(n.self_time) / 1e6, n.calls);
+    fmt::format_to(std::back_inserter(buf), "(module) {}  [{:.3f} ms GPU, {:.1f}%, {}, self {:.3f} ms, {}]\n", n.name,
+                   static_cast<double>(n.gpu_time) / 1e6, 100.0 * static_cast<double>(n.gpu_time) / total,
+                   count_text(n.kernels, "kernel"), static_cast<double>(n.self_time) / 1e6, count_text(n.calls, "call"));
     ++lines;
     if (buf.size() > (1 << 20)) {
       std::fwrite(buf.data(), 1, buf.size(), out);

@@ -108,16 +108,6 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
   }
   std::stable_sort(kernels.begin(), kernels.end(), [](auto& a, auto& b) { return a.first > b.first; });
   for (auto& [ex, g] : kernels) f.events.push_back(g);
-  f.begin = begin;
-  f.end = end;
-  if (!f.events.empty()) {
-    // Inside the range, where its cost is counted: a collective running before or past it
-    // shows there as another range's.
-    f.begin = std::max(t.ts[f.events.front()], begin);
-    f.end = f.begin;
-    for (EventId g : f.events)
-      f.begin = std::min(f.begin, std::max(t.ts[g], begin)), f.end = std::max(f.end, std::min(t.end(g), end));
-  }
   if (exposed > wait_idle)
     f.evidence.push_back(fmt::format("collective kernels busy {} in the range, {} of it ({} of the range) with no compute "
                                      "kernel running",
@@ -139,9 +129,12 @@ void detect_comm_not_overlapped(const RuleIndex& ix, int64_t begin, int64_t end,
                                                                       dur_text(t.ts[longest_wait] - t.ts[issued]))));
     f.events.push_back(longest_wait);
     where.insert(where.end(), waited.begin(), waited.end());
-    f.spans = merge_intervals(std::move(where));
     out.explained_idle.insert(out.explained_idle.end(), waited.begin(), waited.end());
   }
+  // It shows where its cost lies, inside the range: the collectives' exposed time and the idle
+  // of the waits (a collective running before or past the range shows there as another range's).
+  f.spans = merge_intervals(std::move(where));
+  set_span(t, f);
   f.locations = user_locations(ix, f.events);
   const std::string what = by_op.empty() ? std::string("the collectives") : top_text(by_op).substr(0, top_text(by_op).find(' '));
   // DDP's buckets issue only its gradients' all-reduce: bucket_cap_mb does nothing for an
@@ -217,9 +210,7 @@ void detect_comm_blocks_compute(const RuleIndex& ix, int64_t begin, int64_t end,
   f.id = "comm_blocks_compute";
   f.confidence = confidence_between(static_cast<double>(blocked) / range, kBlockedFireShare, kBlockedStrongShare);
   f.cost = blocked;
-  f.begin = t.ts[f.events.front()];
-  f.end = f.begin;
-  for (EventId g : f.events) f.begin = std::min(f.begin, t.ts[g]), f.end = std::max(f.end, t.end(g));
+  set_span(t, f);
   if (on_compute > 0)
     f.evidence.push_back(fmt::format("collectives run {} on compute stream {} itself", dur_text(on_compute),
                                      ix.compute_stream));

@@ -674,7 +674,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
     if (gap.second - gap.first < kLongGap || in_warmup_step(ix, gap.first)) continue;
     IdleParts in_gap;
     for (auto [pb, pe] : uncovered(explained, std::max(gap.first, begin), std::min(gap.second, end)))
-      in_gap.add(idle_parts(ix, gap, pb, pe));
+      in_gap.add(idle_parts_of(ix, gap, pb, pe, out));
     if (in_gap.dispatch == 0) continue;
     ++eager_gaps;
     eager.add(in_gap);
@@ -749,6 +749,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
                       "each kernel does more work",
                       top.empty() || top == "(no op)" ? "" : fmt::format(" (starting with the {} {} kernels)", top_n, top));
   out.explained_idle.insert(out.explained_idle.end(), ivs.begin(), ivs.end());
+  out.dispatch_idle = merge_intervals(std::move(eager.dispatch_spans));
   out.findings.push_back(std::move(f));
 }
 
@@ -777,83 +778,123 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
   f.begin = pieces.front().first;
   f.end = pieces.back().second;
   f.spans = pieces;
-  std::stable_sort(pieces.begin(), pieces.end(),
-                   [](const Interval& a, const Interval& b) { return a.second - a.first > b.second - b.first; });
   std::vector<EventId> held, resumed;
   bool any_queued = false;
   f.evidence.push_back(fmt::format("GPU idle {} ({} of the range) in {} of at least {} that no specific pattern "
                                    "explains",
                                    dur_text(idle), pct_text(static_cast<double>(idle) / range), count_text(gaps, "gap"),
                                    dur_text(kLongGap)));
-  for (size_t i = 0; i < pieces.size() && i < 2; ++i) {
-    auto [b, e] = pieces[i];
-    EventId top = kNoEvent;
-    int64_t best = 0;
+  // What the host and the GPU did about the idle [b, e) (a piece of a gap, or a gap as a line
+  // names it).
+  struct GapReading {
+    EventId top = kNoEvent;  // the top-level host event that holds most of it
+    int64_t best = 0;        // its time there
+    bool on_loop_thread = false;
+    EventId frame = kNoEvent;  // the innermost user frame under top
+    bool cut_short = false;
+    EventId next = kNoEvent;   // the GPU event that ends it
+    int64_t queued = 0;
+    bool held_queued = false;
+  };
+  const auto read_gap = [&](int64_t b, int64_t e) {
+    GapReading r;
     const auto widest = [&](const SpanList& tops) {
       tops.each_overlapping(t, b, e, [&](EventId ev) {
         const int64_t o = overlap(t.ts[ev], t.end(ev), b, e);
-        if (o > best) best = o, top = ev;
+        if (o > r.best) r.best = o, r.top = ev;
       });
     };
     widest(ix.main_top);
     // In training the autograd thread launches most and is the "main" one; between backward
     // passes it is idle while the loop's own thread runs the optimizer or zero_grad, and "no
     // profiled work" would be untrue.
-    const bool on_loop_thread = top == kNoEvent && !ix.step_top.events.empty();
-    if (on_loop_thread) widest(ix.step_top);
+    r.on_loop_thread = r.top == kNoEvent && !ix.step_top.events.empty();
+    if (r.on_loop_thread) widest(ix.step_top);
     // The gap goes on past this piece when a more specific pattern explains the rest of it
     // (the host's wait in a pageable upload or in zero_grad): then the GPU does not resume
     // here, nor stay idle to the range's end on this finding's account.
-    const auto in_gap = std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1;
-    const bool cut_short = e < end && e < in_gap->second;
+    const auto in_gap = std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1;  // whole[0] starts at or before b
+    r.cut_short = e < end && e < in_gap->second;
     // The GPU event that ends the gap and what launched it: where the host resumed.
-    auto [k, kend] = cut_short ? std::pair<size_t, size_t>{0, 0} : ix.gpu_range(e, e + 1);
-    const EventId next = k < kend ? ix.gpu[k] : kNoEvent;
-    const EventId op = next == kNoEvent ? kNoEvent : ix.tree.owner_op(next);
+    auto [k, kend] = r.cut_short ? std::pair<size_t, size_t>{0, 0} : ix.gpu_range(e, e + 1);
+    r.next = k < kend ? ix.gpu[k] : kNoEvent;
     // A gap the host did not cause: the kernel that ends it had been launched long before it
     // started, the device idle all the while. What held it is not in the trace (another
     // process on the GPU, or records a sampled trace dropped), and the host frame above is
     // not to blame for it.
-    const EventId launch = next == kNoEvent ? kNoEvent : ix.tree.launcher(next);
-    const auto in = in_gap;  // whole[0] starts at or before b
-    const int64_t queued = launch == kNoEvent ? 0 : t.ts[next] - t.end(launch);
-    const bool held_queued = queued >= kQueuedUnrunGap && t.end(launch) >= in->first;
-    // The frame named is the innermost user frame that held most of the gap, and the time
-    // given is that frame's part of it.
-    const EventId frame = top == kNoEvent ? kNoEvent : user_frame_at(ix, top, b, e);
+    const EventId launch = r.next == kNoEvent ? kNoEvent : ix.tree.launcher(r.next);
+    r.queued = launch == kNoEvent ? 0 : t.ts[r.next] - t.end(launch);
+    r.held_queued = r.queued >= kQueuedUnrunGap && t.end(launch) >= in_gap->first;
+    // The frame named is the innermost user frame that held most of the gap.
+    r.frame = r.top == kNoEvent ? kNoEvent : user_frame_at(ix, r.top, b, e);
+    return r;
+  };
+  // The blame goes to what held gpu_idle's own idle, its two longest pieces: the host frame the
+  // main thread was in, not the op whose kernel ended it. Only with no profiled host work there
+  // does the resuming op name the place. Where the main thread's recorded work held less than
+  // half the piece, no frame held it (gpuzoo_0005: "in aten::stack for 0.1 us" of a 286 us gap
+  // named the finding "in aten::stack"): most of it is host work the profiler does not record,
+  // which names nothing, nor does the op whose kernel ended it.
+  std::vector<Interval> longest = pieces;
+  std::stable_sort(longest.begin(), longest.end(),
+                   [](const Interval& a, const Interval& b) { return a.second - a.first > b.second - b.first; });
+  for (size_t i = 0; i < longest.size() && i < 2; ++i) {
+    auto [b, e] = longest[i];
+    const GapReading r = read_gap(b, e);
+    any_queued = any_queued || r.held_queued;
+    if (r.top != kNoEvent && 2 * r.best < e - b) continue;
+    if (r.frame != kNoEvent && t.category[r.frame] != Category::DataLoader && !t.name_of(r.frame).starts_with("ProfilerStep#"))
+      held.push_back(r.frame);
+    else if (r.next != kNoEvent)
+      resumed.push_back(r.next);
+  }
+  // The lines name the gaps as the trace has them: launch_bound's dispatch cuts the idle
+  // gpu_idle counts, not the gap a user measures (hta_ddp_a100_nccl's 5.34 ms gap whose first
+  // 28 us are DDP's copy_bucket_to_grad dispatching its copy read "5.32 ms gap"), so its part
+  // joins the pieces beside it and the line says how much of the gap it is. Parts other
+  // patterns explain stay out (the line says the GPU stays idle after it). Those holding most of
+  // gpu_idle's idle first.
+  std::vector<Interval> shown;
+  for (const Interval& g : merge_intervals([&] {
+         std::vector<Interval> all = pieces;
+         all.insert(all.end(), out.dispatch_idle.begin(), out.dispatch_idle.end());
+         return all;
+       }()))
+    if (covered(pieces, g.first, g.second) > 0) shown.push_back(g);  // pieces are sorted and disjoint
+  std::stable_sort(shown.begin(), shown.end(), [&](const Interval& a, const Interval& b) {
+    return covered(pieces, a.first, a.second) > covered(pieces, b.first, b.second);
+  });
+  for (size_t i = 0; i < shown.size() && i < 2; ++i) {
+    auto [b, e] = shown[i];
+    const GapReading r = read_gap(b, e);
+    const EventId op = r.next == kNoEvent ? kNoEvent : ix.tree.owner_op(r.next);
+    // The time given is the named frame's part of the gap.
     const std::string frame_text =
-        top == kNoEvent ? std::string("main thread shows no profiled work")
-                        : fmt::format("{} in {} for {} of it",
-                                      on_loop_thread ? "main thread shows no profiled work, the training loop's thread"
-                                                     : "main thread",
-                                      t.name_of(frame), dur_text(overlap(t.ts[frame], t.end(frame), b, e)));
-    f.evidence.push_back(fmt::format("{} gap at +{} from the range start: {}; {}{}",
-                                     dur_text(e - b), dur_text(b - begin), frame_text,
-                                     cut_short ? std::string("the GPU stays idle after it, that part counted by a more specific "
-                                                             "finding in this range")
-                                     : next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
-                                                      : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
-                                                                                                  : readable_kernel_name(t.name_of(next))),
-                                     held_queued ? fmt::format(", whose kernel had been launched {} before it started with nothing "
-                                                               "in this trace running on the device meanwhile: the host had "
-                                                               "already queued it",
-                                                               dur_text(queued))
-                                                 : std::string("")));
-    any_queued = any_queued || held_queued;
-    // The blame goes to what held the time: the host frame the main thread was in during
-    // the gap, not the op whose kernel ended it. Only with no profiled host work there does
-    // the resuming op name the place. Where the main thread's recorded work held less than
-    // half the gap, no frame held it (gpuzoo_0005: "in aten::stack for 0.1 us" of a 286 us gap
-    // named the finding "in aten::stack"): most of it is host work the profiler does not
-    // record, which names nothing, nor does the op whose kernel ended it.
-    if (top != kNoEvent && 2 * best < e - b) continue;
-    if (frame != kNoEvent && t.category[frame] != Category::DataLoader && !t.name_of(frame).starts_with("ProfilerStep#"))
-      held.push_back(frame);
-    else if (next != kNoEvent)
-      resumed.push_back(next);
+        r.top == kNoEvent ? std::string("main thread shows no profiled work")
+                          : fmt::format("{} in {} for {} of it",
+                                        r.on_loop_thread ? "main thread shows no profiled work, the training loop's thread"
+                                                         : "main thread",
+                                        t.name_of(r.frame), dur_text(overlap(t.ts[r.frame], t.end(r.frame), b, e)));
+    const int64_t dispatch = covered(out.dispatch_idle, b, e);
+    f.evidence.push_back(fmt::format("{} gap{} at +{} from the range start: {}; {}{}", dur_text(e - b),
+                                     dispatch > 0 ? fmt::format(" ({} of it dispatch, launch_bound's)", dur_text(dispatch))
+                                                  : std::string(),
+                                     dur_text(b - begin), frame_text,
+                                     r.cut_short ? std::string("the GPU stays idle after it, that part counted by a more specific "
+                                                               "finding in this range")
+                                     : r.next == kNoEvent ? std::string("the GPU stays idle to the end of the range")
+                                                          : "the GPU resumes with " + (op != kNoEvent ? std::string(t.name_of(op))
+                                                                                                      : readable_kernel_name(t.name_of(r.next))),
+                                     r.held_queued ? fmt::format(", whose kernel had been launched {} before it started with "
+                                                                 "nothing in this trace running on the device meanwhile: the "
+                                                                 "host had already queued it",
+                                                                 dur_text(r.queued))
+                                                   : std::string("")));
+    any_queued = any_queued || r.held_queued;
   }
   IdleParts parts;
-  for (auto [b, e] : f.spans) parts.add(idle_parts(ix, *(std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1), b, e));
+  for (auto [b, e] : f.spans)
+    parts.add(idle_parts_of(ix, *(std::upper_bound(whole.begin(), whole.end(), Interval{b, INT64_MAX}) - 1), b, e, out));
   f.evidence.push_back(idle_parts_text(ix, parts));
   // Most of it with work queued that the GPU did not start: the host is not what to look at.
   any_queued = any_queued || 2 * parts.queued > idle;

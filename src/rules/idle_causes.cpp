@@ -177,6 +177,12 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
   return parts;
 }
 
+const IdleParts& idle_parts_of(const RuleIndex& ix, Interval gap, int64_t b, int64_t e, DetectorOutput& out) {
+  std::unique_ptr<IdleParts>& seen = out.idle_parts_seen[{gap.first, gap.second, b, e}];
+  if (!seen) seen = std::make_unique<IdleParts>(idle_parts(ix, gap, b, e));
+  return *seen;
+}
+
 void IdleParts::add(const IdleParts& o) {
   queued += o.queued;
   for (const auto& w : o.queued_waits)  // one per gap, whatever pieces of it were judged

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -211,9 +213,6 @@ double confidence_between(double signal, double fire, double strong);
 std::string dur_text(int64_t ns);
 std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
-// "1 gap", "3 gaps": a count with its noun, plural when it is not one; `plural` where adding
-// an "s" is not the plural ("1 copy", "2 copies").
-std::string count_text(size_t n, std::string_view noun, std::string_view plural = {});
 // The key with the most time (the first of equals), "" for none: the op or kernel an
 // evidence line names.
 std::string top_key(const std::map<std::string, int64_t>& m);
@@ -254,6 +253,8 @@ bool in_warmup_step(const RuleIndex& ix, int64_t ts);
 // edges, the kernels that end a wait after it, the copies a pageable call issues).
 void set_span(const Trace& t, RuleFinding& f);
 
+struct IdleParts;  // what the host did in a GPU idle gap (below)
+
 // What detectors hand back: findings, and the GPU idle time they account for, so that
 // gpu_idle reports only what no specific id explains.
 struct DetectorOutput {
@@ -262,6 +263,13 @@ struct DetectorOutput {
   // The launch gaps (see launch_gaps) a pattern's own launches caused, taken as its cost
   // (claim_launch_gaps): launch_bound, which runs after those patterns, leaves them out.
   std::vector<Interval> caused_launch_gaps;
+  // launch_bound's part of the long gaps (eager dispatch, sorted): gpu_idle names a gap whole
+  // and says how much of it is that dispatch.
+  std::vector<Interval> dispatch_idle;
+  // idle_parts of each stretch of a long gap judged in this range, by (gap, stretch):
+  // launch_bound and gpu_idle read the same long gaps, and where no finding between them cuts a
+  // gap they read the same stretches (idle_parts_of).
+  std::map<std::array<int64_t, 4>, std::unique_ptr<IdleParts>> idle_parts_seen;
 };
 
 // An idle gap is stall-sized from this long (one launch takes ~5-20 us; 200 us is ten
@@ -346,6 +354,8 @@ struct IdleParts {
 };
 // [b, e) is a part of the whole idle gap `gap` (the rest explained by other patterns).
 IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e);
+// The same, computed once per range and stretch (out.idle_parts_seen).
+const IdleParts& idle_parts_of(const RuleIndex& ix, Interval gap, int64_t b, int64_t e, DetectorOutput& out);
 // The evidence line for those parts, largest first, the zero ones left out: "the host in those
 // gaps: 1.02 ms with nothing recorded, 412 us dispatching ops that launch (9 ops: aten::conv2d
 // x3, aten::batch_norm x3, aten::relu_ x2, ...), ...".

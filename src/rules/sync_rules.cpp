@@ -392,10 +392,7 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
   f.events.insert(f.events.begin(), cache_calls.begin(), cache_calls.end());
   if (crossing != kNoEvent) std::stable_partition(f.events.begin(), f.events.end(), [&](EventId e) { return e == crossing; });
   set_span(t, f);
-  std::string top_op;
-  int64_t top_ns = -1;
-  for (auto& [op, ns] : by_op)
-    if (ns > top_ns) top_ns = ns, top_op = op;
+  const std::string top_op = top_key(by_op);  // "" both for no op and for calls outside any op
   // The calls by the names the trace records (hipFree on ROCm), allocations first; "after
   // warm-up" says what after_warmup took as warm-up (nothing, in a trace of one step).
   std::string counted;
@@ -423,9 +420,11 @@ void detect_alloc_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detecto
     f.evidence.push_back(fmt::format("GPU idle {} in the range from these calls until the host launches again ({} of "
                                      "the range)",
                                      dur_text(idle), pct_text(static_cast<double>(idle) / range)));
-  if (top_ns >= 0 && !calls.empty())
+  if (!by_op.empty() && !calls.empty()) {
+    const int64_t top_ns = by_op.at(top_op);
     f.evidence.push_back(top_op.empty() ? fmt::format("most allocator time outside any op ({})", dur_text(top_ns))
                                         : fmt::format("most allocator time under {} ({})", top_op, dur_text(top_ns)));
+  }
   if (!cache_calls.empty())
     f.evidence.push_back(fmt::format("torch.cuda.empty_cache runs in the range after warm-up ({})",
                                      count_text(cache_calls.size(), "call")));

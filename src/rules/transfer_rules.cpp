@@ -507,11 +507,12 @@ void detect_offload_pingpong(const RuleIndex& ix, int64_t begin, int64_t end, De
   f.id = "offload_pingpong";
   f.confidence = confidence_between(share, kPingpongFireShare, kPingpongStrongShare);
   f.cost = std::min(end - begin, time + idle);
-  set_span(t, f);
   // The cost lies in the copies' time and the idle here: the report lists these as the
-  // occurrences, where it listed the copies alone (gpuzoo_0058: 136.9 ms over 127.2 ms).
+  // occurrences, where it listed the copies alone (gpuzoo_0058: 136.9 ms over 127.2 ms), and
+  // the finding shows there (its copies run on past the range; without either, the copies).
   copies_here.insert(copies_here.end(), idle_ivs.begin(), idle_ivs.end());
   f.spans = merge_intervals(std::move(copies_here));
+  set_span(t, f);
   const EventId g = f.events.front(), p = partners.front();
   f.events.insert(f.events.end(), partners.begin(), partners.end());
   f.evidence.push_back(fmt::format("{} of at least 64 KB in the range {} a same-size copy the other way in the same "
