@@ -8,7 +8,13 @@ detector and the rules do on real GPU recordings they have never seen.
 
 Needs a PyTorch that sees a GPU; run it with that Python (it is also used for the runs):
 
-  python3 scripts/dataset/make_gpu_zoo.py --runs 48 --jobs 6 --out /tmp/ttap-zoo-gpu
+  python3 scripts/dataset/make_gpu_zoo.py --runs 48 --out /tmp/ttap-zoo-gpu
+
+Runs go one at a time by default. With --jobs N > 1 the runs' processes time-slice the
+one GPU, and each trace shows the others' turns as idle with its own work queued: a
+third of the GPU idle the rules could not name in batches 1-3 (recorded with --jobs 4-6)
+was that (docs/accuracy-log.md, "Causal rules, eleventh round"). Use --jobs > 1 only
+for a quick look, never for a labeled batch.
 
 Work products are cached under --work (default OUT.work), so a second call resumes.
 """
@@ -48,7 +54,8 @@ GPU_SHAPES = {
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=48, help="number of zoo runs (round-robin over workloads)")
-    p.add_argument("--jobs", type=int, default=4, help="runs at a time on the one GPU")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="runs at a time on the one GPU (more than 1 time-slices it: see above)")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--prefix", default="gpuzoo", help="run names' prefix (another seed, another prefix)")
     p.add_argument("--out", required=True, help="dataset folder (traces/, manifest.jsonl)")
