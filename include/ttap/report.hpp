@@ -207,6 +207,15 @@ struct TraceReport {
   double recoverable_share = 0;
   std::string baseline;                  // the baseline trace compared with, "" if none
   std::vector<GroupedFinding> fixed;     // the baseline's findings gone from this trace
+  // The baseline's findings this trace still has below its report's findings (in no flagged
+  // window, too small across the steady state to list): unchanged or worse, not fixed; they
+  // are not reported findings, so they do not fail the gate.
+  std::vector<GroupedFinding> still_present;
+  // Every finding of this run, listed or not: one per rule finding across the steady state
+  // (every severity, after the config's ignores), and one per id only some window shows
+  // (its cost summed over the windows). What --baseline checks before it calls a baseline
+  // finding fixed; not rendered.
+  std::vector<GroupedFinding> present;
   ReportTimeline timeline;      // the steady state as lanes; only filled for the HTML report
   uint32_t suppressed = 0;      // findings dropped by the config's ignores
   std::vector<std::string> warnings;

@@ -17,11 +17,31 @@ bool regressed(const GroupedFinding& now, const GroupedFinding& base, double reg
   return now.share > factor * base.share;
 }
 
+// What the run still has of a baseline finding no listed finding matched: a finding of the
+// same id and origin anywhere in the run, else, where the report lists no finding of that
+// id, its costliest finding of that id (an origin can move between two recordings, as the
+// matching above allows). nullptr when the run no longer has it: fixed.
+// Each finding of the run stands for one baseline finding at most.
+const GroupedFinding* still_there(const TraceReport& trace, const GroupedFinding& b, const std::vector<const GroupedFinding*>& used) {
+  const GroupedFinding* best = nullptr;
+  auto free = [&](const GroupedFinding& p) { return std::find(used.begin(), used.end(), &p) == used.end(); };
+  for (const GroupedFinding& p : trace.present)
+    if (free(p) && p.id == b.id && p.one_time == b.one_time && p.origin == b.origin && (!best || p.cost > best->cost)) best = &p;
+  if (best) return best;
+  const bool listed = std::any_of(trace.findings.begin(), trace.findings.end(),
+                                  [&](const GroupedFinding& g) { return g.id == b.id && g.one_time == b.one_time; });
+  if (listed) return nullptr;
+  for (const GroupedFinding& p : trace.present)
+    if (free(p) && p.id == b.id && p.one_time == b.one_time && (!best || p.cost > best->cost)) best = &p;
+  return best;
+}
+
 }  // namespace
 
 void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, double regress_pct) {
   trace.baseline = baseline.path.empty() ? std::string("baseline") : baseline.path;
   trace.fixed.clear();
+  trace.still_present.clear();
   std::vector<int> match(trace.findings.size(), -1);
   std::vector<bool> taken(baseline.findings.size(), false);
   auto pass = [&](bool by_origin) {
@@ -51,8 +71,19 @@ void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, doub
     g.baseline_cost_per_step = b.cost_per_step;
     g.baseline_share = b.share;
   }
+  std::vector<const GroupedFinding*> used;
   for (size_t j = 0; j < baseline.findings.size(); ++j) {
     if (taken[j]) continue;
+    const GroupedFinding& b = baseline.findings[j];
+    if (const GroupedFinding* now = still_there(trace, b, used)) {
+      used.push_back(now);
+      GroupedFinding kept = *now;
+      kept.baseline = regressed(kept, b, regress_pct) ? BaselineState::worse : BaselineState::unchanged;
+      kept.baseline_cost_per_step = b.cost_per_step;
+      kept.baseline_share = b.share;
+      trace.still_present.push_back(std::move(kept));
+      continue;
+    }
     GroupedFinding gone = baseline.findings[j];
     gone.baseline = BaselineState::fixed;
     gone.baseline_cost_per_step = gone.cost_per_step;

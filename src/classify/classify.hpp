@@ -113,10 +113,25 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
 // which give each problem its extent (occurrences, steps, cost per step).
 void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, const Trace& tr, const EventTree& tree);
 
+// A grouped finding's cost per step and share (of step time; of the steady state without
+// steps) from its cost across the steady state, capped at the steady state.
+void set_cost_share(GroupedFinding& g, const Headline& h, int64_t span);
+
+// Every finding of the run, listed or not (TraceReport::present, presence.cpp): one per rule
+// finding across the steady state at every severity, and one per id that only some window
+// shows (`over_windows`, its cost summed over them); the config's ignores applied.
+std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::vector<RuleFinding>& across,
+                                             const std::map<std::string, int64_t>& over_windows,
+                                             const std::vector<Ignore>& ignores, const Trace& trace, const EventTree& tree);
+
 // Compares a trace's grouped findings with the baseline's (baseline.cpp): matched by id
 // and origin, then what is left by id alone (an origin can move between two recordings of
 // the same problem); each new, unchanged, worse (cost per step, or share of the steady
 // state without steps, up by more than regress_pct percent) or fixed (in trace.fixed).
+// A baseline finding left without a match is fixed only when the run no longer has it at
+// all (trace.present): one the run still has below its report's findings, of the same
+// origin, or of the same id where the report lists none of that id, is unchanged or worse
+// (in trace.still_present).
 void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, double regress_pct);
 
 // Baselines read back from an earlier `--format json` report (baseline_report.cpp).

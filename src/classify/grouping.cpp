@@ -151,6 +151,17 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
   return "";
 }
 
+void set_cost_share(GroupedFinding& g, const Headline& h, int64_t span) {
+  // A cost spread over the steady state is never more than all of it.
+  if (span > 0) g.cost = std::min(g.cost, span);
+  if (h.steps > 0 && h.step_mean > 0) {
+    g.cost_per_step = g.cost / h.steps;
+    g.share = std::clamp(static_cast<double>(*g.cost_per_step) / static_cast<double>(h.step_mean), 0.0, 1.0);
+  } else if (span > 0) {
+    g.share = std::clamp(static_cast<double>(g.cost) / static_cast<double>(span), 0.0, 1.0);
+  }
+}
+
 void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, const Trace& trace, const EventTree& tree) {
   r.findings.clear();
   // By id, origin and whether it is one-time capture work: the same op's calls during
@@ -257,14 +268,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
       if (g.occurrences.size() < kOccurrencesShown) g.occurrences.push_back({s.first, s.second, step, window_at(r.windows, s.first)});
     }
     std::sort(g.steps.begin(), g.steps.end());
-    // A cost spread over the steady state is never more than all of it.
-    if (span > 0) g.cost = std::min(g.cost, span);
-    if (h.steps > 0 && h.step_mean > 0) {
-      g.cost_per_step = g.cost / h.steps;
-      g.share = std::clamp(static_cast<double>(*g.cost_per_step) / static_cast<double>(h.step_mean), 0.0, 1.0);
-    } else if (span > 0) {
-      g.share = std::clamp(static_cast<double>(g.cost) / static_cast<double>(span), 0.0, 1.0);
-    }
+    set_cost_share(g, h, span);
   }
   // An id's what-if is the whole id's (every instance fixed), so it goes on the id's costliest
   // group alone: on hta_sampled_rank0 the 4.45 ms-a-step all-gather group read "saves ~168 ms

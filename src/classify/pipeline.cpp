@@ -145,13 +145,16 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     r.flagged.push_back(std::move(fw));
   }
   std::vector<RuleFinding> across;
+  std::map<std::string, int64_t> over_windows;
   if (!windows.empty()) {
     across = rules.detect(steady.begin, steady.end);
     add_steady_state_findings(r, across, trace, tree);
-    assign_trace_severity(r, across, costs_over_windows(rules, windows, top, asked));
+    over_windows = costs_over_windows(rules, windows, top, asked);
+    assign_trace_severity(r, across, over_windows);
   }
   apply_ignores(r, settings.ignores);
   group_findings(r, across, trace, tree);
+  r.present = present_findings(r, across, over_windows, settings.ignores, trace, tree);
   apply_gate(r, settings.fail_on, settings.fail_score, settings.fail_savings);
   return r;
 }

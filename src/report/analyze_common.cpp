@@ -204,6 +204,12 @@ std::string group_cost_text(const GroupedFinding& g) {
   return fmt::format("{} ({:.1f}% of the steady state){}", ms(g.cost), 100.0 * g.share, note);
 }
 
+std::string baseline_cost_text(const GroupedFinding& g) {
+  if (g.baseline_cost_per_step && g.baseline_share)
+    return fmt::format("~{} per step ({:.1f}% of step time)", ms(*g.baseline_cost_per_step), 100.0 * *g.baseline_share);
+  return g.baseline_share ? fmt::format("{:.1f}% of the steady state", 100.0 * *g.baseline_share) : std::string("?");
+}
+
 std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFinding& g) {
   std::vector<std::string> out;
   for (const Occurrence& o : g.occurrences) out.push_back(fmt::format("{} .. {}", offset_ms(t, o.begin), offset_ms(t, o.end)));
@@ -219,7 +225,16 @@ std::string baseline_counts_text(const TraceReport& t) {
     worse += g.baseline == BaselineState::worse;
     unchanged += g.baseline == BaselineState::unchanged;
   }
-  return fmt::format("{} new, {} worse, {} unchanged, {} fixed", added, worse, unchanged, t.fixed.size());
+  std::string below;
+  // The baseline's findings still here below the report's listed findings: not fixed, and
+  // not listed findings either (they do not fail the gate), so counted apart.
+  if (!t.still_present.empty()) {
+    const auto still_worse = static_cast<size_t>(std::count_if(t.still_present.begin(), t.still_present.end(),
+                                                               [](const GroupedFinding& g) { return g.baseline == BaselineState::worse; }));
+    below = fmt::format("; still here below this report's findings: {} worse, {} unchanged", still_worse,
+                        t.still_present.size() - still_worse);
+  }
+  return fmt::format("{} new, {} worse, {} unchanged, {} fixed{}", added, worse, unchanged, t.fixed.size(), below);
 }
 
 std::vector<std::string> finding_ids(const TraceReport& t) {
@@ -243,6 +258,7 @@ Counts count(const Report& r) {
       c.worse += g.baseline == BaselineState::worse;
       c.unchanged += g.baseline == BaselineState::unchanged;
     }
+    c.still_present += t.still_present.size();
     c.fixed += t.fixed.size();
   }
   return c;

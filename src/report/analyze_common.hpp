@@ -29,6 +29,8 @@ std::string occurrences_text(const GroupedFinding& g);
 // "~48.102 ms per step (27.5% of step time)", "12.345 ms (3.1% of the steady state)";
 // one-time work adds kOneTimeText.
 std::string group_cost_text(const GroupedFinding& g);
+// What a finding compared with a baseline cost there: "~3.51 ms per step (8.1% of step time)".
+std::string baseline_cost_text(const GroupedFinding& g);
 // "+0.000 ms .. +10.420 ms" for each occurrence shown.
 std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFinding& g);
 // "1 new, 0 worse, 1 unchanged, 0 fixed" for a trace compared with a baseline.
@@ -45,6 +47,7 @@ struct Counts {
   size_t findings = 0;         // grouped findings
   size_t window_findings = 0;  // findings of flagged windows and steady states, before grouping
   size_t added = 0, worse = 0, unchanged = 0, fixed = 0;  // against --baseline
+  size_t still_present = 0;  // the baseline's findings still here below the reports' listed ones
 };
 Counts count(const Report& r);
 size_t finding_count(const TraceReport& t);  // grouped findings

@@ -251,6 +251,8 @@ TraceReport read_trace(const Reader& rd, object o) {
     const object b = rd.obj(rd.member(o, "baseline"), "baseline");
     t.baseline = rd.str(b, "trace");
     for (element e : rd.arr(b, "fixed_findings")) t.fixed.push_back(read_group(rd, rd.obj(e, "fixed_findings")));
+    if (rd.has(b, "still_present_findings"))
+      for (element e : rd.arr(b, "still_present_findings")) t.still_present.push_back(read_group(rd, rd.obj(e, "still_present_findings")));
   }
   for (element e : rd.arr(o, "windows")) {
     const object w = rd.obj(e, "windows");

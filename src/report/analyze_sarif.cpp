@@ -63,7 +63,9 @@ size_t rule_index_of(const std::string& id) {
 // One result per grouped finding: the same problem in the same trace is one result in every
 // run, with one fingerprint (its id, origin and trace), so code scanning follows it across
 // runs and never sees two results as one.
-std::string result(const TraceReport& t, const GroupedFinding& g) {
+// A baseline finding still here below the report's listed findings (`below`) is a note: it
+// does not fail the gate.
+std::string result(const TraceReport& t, const GroupedFinding& g, bool below = false) {
   std::string text = fmt::format("{}: {} in {}", g.id, g.name, t.path);
   if (!g.origin.empty()) text += fmt::format(", in {}", g.origin);
   text += fmt::format(": {}. Costs {}.", occurrences_text(g), group_cost_text(g));
@@ -71,6 +73,7 @@ std::string result(const TraceReport& t, const GroupedFinding& g) {
   if (g.baseline == BaselineState::worse && g.baseline_share)
     text += fmt::format(" Worse than the baseline ({:.1f}% of step time there).", 100.0 * *g.baseline_share);
   if (g.baseline == BaselineState::fixed) text = "Fixed since the baseline: " + text;
+  if (below) text = "Still here from the baseline, below this report's findings: " + text;
   for (const auto& e : g.evidence) text += " " + e + ".";
   if (!g.fix.empty()) text += " Fix: " + g.fix;
   std::string locations;
@@ -91,7 +94,7 @@ std::string result(const TraceReport& t, const GroupedFinding& g) {
   return fmt::format(
       R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v2":{}}}{},"properties":{{"trace":{},"origin":{},"occurrences":{},"windows":[{}],"costNs":{},"costPerStepNs":{},"share":{},"confidence":{},"source":{},"oneTime":{}}}}})",
       json_string(g.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "",
-      json_string(g.baseline == BaselineState::fixed ? "none" : sarif_level(g.severity)), json_string(text), locations, related,
+      json_string(g.baseline == BaselineState::fixed ? "none" : below ? "note" : sarif_level(g.severity)), json_string(text), locations, related,
       json_string(fingerprint), state.empty() ? "" : fmt::format(R"(,"baselineState":{})", json_string(state)), json_string(t.path),
       json_string(g.origin), g.occurrence_count, fmt::join(windows, ","), g.cost, g.cost_per_step ? std::to_string(*g.cost_per_step) : "null",
       g.share, g.confidence, json_string(g.source), g.one_time ? "true" : "false");
@@ -120,6 +123,7 @@ std::string render_analyze_sarif(const Report& report) {
     }
     for (const GroupedFinding& g : t.findings) results += (results.empty() ? "" : ",") + result(t, g);
     for (const GroupedFinding& g : t.fixed) results += (results.empty() ? "" : ",") + result(t, g);
+    for (const GroupedFinding& g : t.still_present) results += (results.empty() ? "" : ",") + result(t, g, true);
   }
   return fmt::format(
       R"({{"$schema":"https://json.schemastore.org/sarif-2.1.0.json","version":"2.1.0","runs":[{{"tool":{{"driver":{{"name":"ttap","semanticVersion":{},"version":{},"rules":[{}]}}}},"invocations":[{{"executionSuccessful":{},"toolExecutionNotifications":[{}]}}],"results":[{}]}}]}})"

@@ -131,6 +131,10 @@ void render_trace(std::string& out, const TraceReport& t, const Paint& paint, bo
     for (const GroupedFinding& g : t.fixed)
       out += fmt::format("    {} {}{}: {} (was {})\n", paint(kGreen, "fixed"), paint(kBold, g.id), g.origin.empty() ? "" : " at " + g.origin,
                          g.name, group_cost_text(g));
+    for (const GroupedFinding& g : t.still_present)
+      out += fmt::format("    {} {}{}: {}, still here below this report's findings: {} (was {})\n",
+                         g.baseline == BaselineState::worse ? paint(kRed, "worse") : std::string("unchanged"), paint(kBold, g.id),
+                         g.origin.empty() ? "" : " at " + g.origin, g.name, group_cost_text(g), baseline_cost_text(g));
   }
   if (details && !t.flagged.empty()) out += "  flagged windows (--details):\n";
   if (details) render_window_details(out, t, paint);

@@ -1,0 +1,57 @@
+// What a run found anywhere, listed in its report or not (TraceReport::present): what
+// --baseline checks before it calls a baseline finding fixed. A finding the report does not
+// list (in no flagged window, below a warning across the steady state) is still there:
+// h200_twin nw0 makes the same 12 pageable HtoD copies as nw4, whose report lists them.
+#include <algorithm>
+
+#include "classify.hpp"
+#include "ttap/catalog.hpp"
+
+namespace ttap {
+
+std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::vector<RuleFinding>& across,
+                                             const std::map<std::string, int64_t>& over_windows,
+                                             const std::vector<Ignore>& ignores, const Trace& trace, const EventTree& tree) {
+  std::vector<GroupedFinding> out;
+  const int64_t span = r.end - r.begin;
+  for (const RuleFinding& rf : across) {
+    const Finding f = to_finding(rf, trace, tree, r.savings, r.begin, r.end);
+    if (std::any_of(ignores.begin(), ignores.end(), [&](const Ignore& i) { return ignore_matches(i, r.path, f); })) continue;
+    GroupedFinding g;
+    g.id = f.id;
+    g.name = f.name;
+    g.origin = f.origin;
+    g.severity = f.severity;
+    g.confidence = f.confidence;
+    g.source = f.source;
+    g.one_time = f.one_time;
+    g.steady_state = true;
+    g.cost = f.cost;
+    g.evidence = f.evidence;
+    g.fix = f.fix;
+    g.locations = f.locations;
+    set_cost_share(g, r.headline, span);
+    out.push_back(std::move(g));
+  }
+  // An id no rule sees across the steady state as one range may still show in windows
+  // (each judged alone); without its events, its origin is unknown and an ignore by file
+  // cannot match it.
+  for (const auto& [id, cost] : over_windows) {
+    if (cost <= 0) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const GroupedFinding& g) { return g.id == id && !g.one_time; })) continue;
+    Finding f;
+    f.id = id;
+    if (std::any_of(ignores.begin(), ignores.end(), [&](const Ignore& i) { return ignore_matches(i, r.path, f); })) continue;
+    GroupedFinding g;
+    g.id = id;
+    if (const AntiPattern* ap = find_anti_pattern(id)) g.name = std::string(ap->name);
+    g.severity = Severity::info;
+    g.source = "rules";
+    g.cost = cost;
+    set_cost_share(g, r.headline, span);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace ttap
