@@ -1,9 +1,11 @@
 // ttap's command line. The only translation unit that includes CLI11.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -195,6 +197,20 @@ int dispatch(int argc, char** argv) {
   merge_cmd->add_option("-o,--output", merge.output, "Write to this file instead of stdout");
   merge_cmd->add_flag_callback("--no-fleet", [&merge] { merge.fleet = false; }, "Only the per-trace report, without the fleet view");
 
+  // The first word that is not a flag names the command (the main flags take no values).
+  // CLI11 reads --help before it looks at that word, so `ttap explain --help` printed the main
+  // help and exited 0: an unknown command is bad input, with or without --help.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word.starts_with('-')) continue;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      fmt::print(stderr, "ttap: error: unknown command \"{}\" (commands: {})\n", word, fmt::join(names, ", "));
+      return kBadInput;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
