@@ -108,10 +108,20 @@ void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores);
 std::string event_origin(const Trace& trace, const EventTree& tree, EventId e);
 std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree);
 
+// Each id's cost summed over every window (one figure per id per window, the part inside
+// it), and where it showed in them: an id's whole extent where the rules across the steady
+// state do not fire for it.
+struct WindowsExtent {
+  std::map<std::string, int64_t> cost;
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> spans;
+};
+
 // Fills trace.findings and trace.recoverable_share from trace.flagged (grouping.cpp).
 // `across`: the rule detectors' findings over the whole steady state, every severity,
-// which give each problem its extent (occurrences, steps, cost per step).
-void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, const Trace& tr, const EventTree& tree);
+// which give each problem its extent (occurrences, steps, cost per step); `windows`, for an
+// id they do not name, its extent over every window, counted once.
+void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, const Trace& tr, const EventTree& tree,
+                    const WindowsExtent& windows = {});
 
 // A grouped finding's cost per step and share (of step time; of the steady state without
 // steps) from its cost across the steady state, capped at the steady state.
