@@ -19,12 +19,8 @@ namespace {
 
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
+using ttap::rules_support::ns_of;
 
-// ns of a duration as the rules write it ("412 us", "1.38 ms", "0.6 us").
-int64_t ns_of(const std::string& number, const std::string& unit) {
-  const double v = std::strtod(number.c_str(), nullptr);
-  return static_cast<int64_t>(v * (unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "s" ? 1e9 : 1.0));
-}
 
 // The parts of a "the host in those gaps: A; B; ..." line, in ns, summed.
 int64_t parts_sum(const std::string& line, size_t* parts) {

@@ -19,11 +19,8 @@ namespace {
 
 using ttap::rules_support::findings_text;
 using ttap::rules_support::Loaded;
+using ttap::rules_support::ns_of;
 
-int64_t ns_of(const std::string& number, const std::string& unit) {
-  const double v = std::strtod(number.c_str(), nullptr);
-  return static_cast<int64_t>(v * (unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "s" ? 1e9 : 1.0));
-}
 
 const std::string* line_starting(const ttap::RuleFinding& f, const std::string& head) {
   for (const std::string& e : f.evidence)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -123,6 +124,12 @@ inline std::string window_text(const FlaggedWindow& w) {
     for (const std::string& e : f.evidence) s += "  " + e + "\n";
   }
   return s;
+}
+
+// ns of a duration as the rules write it ("412 us", "1.38 ms", "0.6 us").
+inline int64_t ns_of(const std::string& number, const std::string& unit) {
+  const double v = std::strtod(number.c_str(), nullptr);
+  return static_cast<int64_t>(v * (unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "s" ? 1e9 : 1.0));
 }
 
 }  // namespace ttap::rules_support

@@ -123,6 +123,10 @@ struct WindowsExtent {
 void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, const Trace& tr, const EventTree& tree,
                     const WindowsExtent& windows = {});
 
+// A group of findings that share `f`'s id, origin and one-time flag: its name, severity and
+// source from `f`, nothing counted yet.
+GroupedFinding group_of(const Finding& f);
+
 // A grouped finding's cost per step and share (of step time; of the steady state without
 // steps) from its cost across the steady state, capped at the steady state.
 void set_cost_share(GroupedFinding& g, const Headline& h, int64_t span);

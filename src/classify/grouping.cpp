@@ -151,6 +151,17 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
   return "";
 }
 
+GroupedFinding group_of(const Finding& f) {
+  GroupedFinding g;
+  g.id = f.id;
+  g.name = f.name;
+  g.origin = f.origin;
+  g.severity = f.severity;
+  g.source = f.source;
+  g.one_time = f.one_time;
+  return g;
+}
+
 void set_cost_share(GroupedFinding& g, const Headline& h, int64_t span) {
   // A cost spread over the steady state is never more than all of it.
   if (span > 0) g.cost = std::min(g.cost, span);
@@ -176,14 +187,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
     for (const Finding& f : w.findings) {
       auto [it, added] = index.try_emplace({f.id, f.origin, f.one_time}, r.findings.size());
       if (added) {
-        GroupedFinding g;
-        g.id = f.id;
-        g.name = f.name;
-        g.origin = f.origin;
-        g.severity = f.severity;
-        g.source = f.source;
-        g.one_time = f.one_time;
-        r.findings.push_back(std::move(g));
+        r.findings.push_back(group_of(f));
         member_cost.push_back(-1);
         member_spans.emplace_back();
         fallback_spans.emplace_back();

@@ -17,14 +17,8 @@ std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::ve
   for (const RuleFinding& rf : across) {
     const Finding f = to_finding(rf, trace, tree, r.savings, r.begin, r.end);
     if (std::any_of(ignores.begin(), ignores.end(), [&](const Ignore& i) { return ignore_matches(i, r.path, f); })) continue;
-    GroupedFinding g;
-    g.id = f.id;
-    g.name = f.name;
-    g.origin = f.origin;
-    g.severity = f.severity;
+    GroupedFinding g = group_of(f);
     g.confidence = f.confidence;
-    g.source = f.source;
-    g.one_time = f.one_time;
     g.steady_state = true;
     g.cost = f.cost;
     g.evidence = f.evidence;
