@@ -23,17 +23,19 @@ bool regressed(const GroupedFinding& now, const GroupedFinding& base, double reg
 // matching above allows). nullptr when the run no longer has it: fixed.
 // Each finding of the run stands for one baseline finding at most.
 const GroupedFinding* still_there(const TraceReport& trace, const GroupedFinding& b, const std::vector<const GroupedFinding*>& used) {
-  const GroupedFinding* best = nullptr;
-  auto free = [&](const GroupedFinding& p) { return std::find(used.begin(), used.end(), &p) == used.end(); };
-  for (const GroupedFinding& p : trace.present)
-    if (free(p) && p.id == b.id && p.one_time == b.one_time && p.origin == b.origin && (!best || p.cost > best->cost)) best = &p;
-  if (best) return best;
+  // The costliest finding of the run not yet standing for another, of b's id (and origin).
+  const auto costliest = [&](bool by_origin) {
+    const GroupedFinding* best = nullptr;
+    for (const GroupedFinding& p : trace.present)
+      if (std::find(used.begin(), used.end(), &p) == used.end() && p.id == b.id && p.one_time == b.one_time &&
+          (!by_origin || p.origin == b.origin) && (!best || p.cost > best->cost))
+        best = &p;
+    return best;
+  };
+  if (const GroupedFinding* same = costliest(true)) return same;
   const bool listed = std::any_of(trace.findings.begin(), trace.findings.end(),
                                   [&](const GroupedFinding& g) { return g.id == b.id && g.one_time == b.one_time; });
-  if (listed) return nullptr;
-  for (const GroupedFinding& p : trace.present)
-    if (free(p) && p.id == b.id && p.one_time == b.one_time && (!best || p.cost > best->cost)) best = &p;
-  return best;
+  return listed ? nullptr : costliest(false);
 }
 
 }  // namespace

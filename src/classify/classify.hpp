@@ -98,6 +98,8 @@ void merge_llm_verdict(std::vector<Finding>& findings, const LlmVerdict& verdict
 
 // Whether `ignore` suppresses finding `f` of the trace at `trace_path`.
 bool ignore_matches(const Ignore& ignore, const std::string& trace_path, const Finding& f);
+// Whether any of `ignores` suppresses it.
+bool ignored(const std::vector<Ignore>& ignores, const std::string& trace_path, const Finding& f);
 // Drops suppressed findings (counting them in trace.suppressed) and flagged windows left
 // without findings.
 void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores);

@@ -27,17 +27,16 @@ bool ignore_matches(const Ignore& ignore, const std::string& trace_path, const F
   return true;
 }
 
+bool ignored(const std::vector<Ignore>& ignores, const std::string& trace_path, const Finding& f) {
+  return std::any_of(ignores.begin(), ignores.end(), [&](const Ignore& i) { return ignore_matches(i, trace_path, f); });
+}
+
 void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores) {
   if (ignores.empty()) return;
   for (FlaggedWindow& w : trace.flagged) {
     auto& fs = w.findings;
     const size_t before = fs.size();
-    fs.erase(std::remove_if(fs.begin(), fs.end(),
-                            [&](const Finding& f) {
-                              return std::any_of(ignores.begin(), ignores.end(),
-                                                 [&](const Ignore& i) { return ignore_matches(i, trace.path, f); });
-                            }),
-             fs.end());
+    fs.erase(std::remove_if(fs.begin(), fs.end(), [&](const Finding& f) { return ignored(ignores, trace.path, f); }), fs.end());
     trace.suppressed += static_cast<uint32_t>(before - fs.size());
   }
   // A window whose every finding was suppressed is no longer flagged.

@@ -56,13 +56,12 @@ void add_steady_state_findings(TraceReport& r, const std::vector<RuleFinding>& f
 // them, and a pattern whose share of the whole steady state is too thin for the rules to
 // fire over it as one range still costs what each window shows. The windows tile the
 // trace, so the sum counts no time twice for one id.
-// Where each id showed, window by window, goes to `where` (its spans, else its extent, cut
-// to the window): the whole pattern's occurrences where no rule across the steady state
-// gives them.
-std::map<std::string, int64_t> costs_over_windows(const RuleEngine& rules, const std::vector<Window>& windows,
-                                                  const std::vector<size_t>& top, const std::vector<LlmWindow>& asked,
-                                                  std::map<std::string, std::vector<Interval>>& where) {
-  std::map<std::string, int64_t> total;
+// Where each id showed, window by window, goes with it (its spans, else its extent, cut to
+// the window): the whole pattern's occurrences where no rule across the steady state gives
+// them.
+WindowsExtent costs_over_windows(const RuleEngine& rules, const std::vector<Window>& windows,
+                                 const std::vector<size_t>& top, const std::vector<LlmWindow>& asked) {
+  WindowsExtent total;
   for (size_t i = 0; i < windows.size(); ++i) {
     const auto known = std::find(top.begin(), top.end(), i);
     const std::vector<RuleFinding> found =
@@ -72,12 +71,12 @@ std::map<std::string, int64_t> costs_over_windows(const RuleEngine& rules, const
       if (f.one_time) continue;
       const auto [fb, fe] = cost_extent(f);
       here[f.id] = std::max(here[f.id], cost_inside(f.cost, fb, fe, windows[i].begin, windows[i].end));
-      std::vector<Interval>& spans = where[f.id];
+      std::vector<Interval>& spans = total.spans[f.id];
       for (auto [b, e] : f.spans.empty() ? std::vector<Interval>{{fb, fe}} : f.spans)
         if (std::min(e, windows[i].end) > std::max(b, windows[i].begin))
           spans.emplace_back(std::max(b, windows[i].begin), std::min(e, windows[i].end));
     }
-    for (const auto& [id, cost] : here) total[id] += cost;
+    for (const auto& [id, cost] : here) total.cost[id] += cost;
   }
   return total;
 }
@@ -154,17 +153,16 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     r.flagged.push_back(std::move(fw));
   }
   std::vector<RuleFinding> across;
-  std::map<std::string, int64_t> over_windows;
-  std::map<std::string, std::vector<Interval>> windows_spans;
+  WindowsExtent over_windows;
   if (!windows.empty()) {
     across = rules.detect(steady.begin, steady.end);
     add_steady_state_findings(r, across, trace, tree);
-    over_windows = costs_over_windows(rules, windows, top, asked, windows_spans);
-    assign_trace_severity(r, across, over_windows);
+    over_windows = costs_over_windows(rules, windows, top, asked);
+    assign_trace_severity(r, across, over_windows.cost);
   }
   apply_ignores(r, settings.ignores);
-  group_findings(r, across, trace, tree, {over_windows, windows_spans});
-  r.present = present_findings(r, across, over_windows, settings.ignores, trace, tree);
+  group_findings(r, across, trace, tree, over_windows);
+  r.present = present_findings(r, across, over_windows.cost, settings.ignores, trace, tree);
   apply_gate(r, settings.fail_on, settings.fail_score, settings.fail_savings);
   return r;
 }

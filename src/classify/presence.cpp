@@ -16,7 +16,7 @@ std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::ve
   const int64_t span = r.end - r.begin;
   for (const RuleFinding& rf : across) {
     const Finding f = to_finding(rf, trace, tree, r.savings, r.begin, r.end);
-    if (std::any_of(ignores.begin(), ignores.end(), [&](const Ignore& i) { return ignore_matches(i, r.path, f); })) continue;
+    if (ignored(ignores, r.path, f)) continue;
     GroupedFinding g = group_of(f);
     g.confidence = f.confidence;
     g.steady_state = true;
@@ -35,7 +35,7 @@ std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::ve
     if (std::any_of(out.begin(), out.end(), [&](const GroupedFinding& g) { return g.id == id && !g.one_time; })) continue;
     Finding f;
     f.id = id;
-    if (std::any_of(ignores.begin(), ignores.end(), [&](const Ignore& i) { return ignore_matches(i, r.path, f); })) continue;
+    if (ignored(ignores, r.path, f)) continue;
     GroupedFinding g;
     g.id = id;
     if (const AntiPattern* ap = find_anti_pattern(id)) g.name = std::string(ap->name);

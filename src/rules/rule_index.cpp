@@ -481,7 +481,6 @@ std::string top_key(const std::map<std::string, int64_t>& m) {
   return it == m.end() ? std::string() : it->first;
 }
 
-
 int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return std::max<int64_t>(0, std::min(e1, e2) - std::max(b1, b2)); }
 
 void set_span(const Trace& t, RuleFinding& f) {
