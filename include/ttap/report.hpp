@@ -127,9 +127,10 @@ struct Occurrence {
 
 // How a grouped finding compares with the baseline (--baseline): none without one; worse
 // when its cost per step (share of the steady state without steps) rose by more than
-// --regress percent; fixed ones are the baseline's, gone from this trace.
-enum class BaselineState : uint8_t { none, added, unchanged, worse, fixed };
-std::string_view baseline_state_name(BaselineState s);  // "", "new", "unchanged", "worse", "fixed"
+// --regress percent, better when it fell by more than that; fixed ones are the
+// baseline's, gone from this trace.
+enum class BaselineState : uint8_t { none, added, unchanged, worse, better, fixed };
+std::string_view baseline_state_name(BaselineState s);  // "", "new", "unchanged", "worse", "better", "fixed"
 
 // One problem of a trace: the window and steady-state findings with one id and origin,
 // folded together (src/classify/grouping.cpp), with the pattern's extent over the whole
@@ -208,7 +209,7 @@ struct TraceReport {
   std::string baseline;                  // the baseline trace compared with, "" if none
   std::vector<GroupedFinding> fixed;     // the baseline's findings gone from this trace
   // The baseline's findings this trace still has below its report's findings (in no flagged
-  // window, too small across the steady state to list): unchanged or worse, not fixed; they
+  // window, too small across the steady state to list): unchanged, worse or better, not fixed; they
   // are not reported findings, so they do not fail the gate.
   std::vector<GroupedFinding> still_present;
   // Every finding of this run, listed or not: one per rule finding across the steady state
@@ -216,6 +217,11 @@ struct TraceReport {
   // (its cost summed over the windows). What --baseline checks before it calls a baseline
   // finding fixed; not rendered.
   std::vector<GroupedFinding> present;
+  // The rule findings of `present` again under each other origin their events lie in, each
+  // with that origin's part of its cost (by its events' time there): what still holds a
+  // baseline finding whose origin lies inside a finding named after another op (kineto
+  // nw0's FP32 matmuls at aten::mm, inside its convolutions' finding). Not rendered.
+  std::vector<GroupedFinding> present_elsewhere;
   ReportTimeline timeline;      // the steady state as lanes; only filled for the HTML report
   uint32_t suppressed = 0;      // findings dropped by the config's ignores
   std::vector<std::string> warnings;

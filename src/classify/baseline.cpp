@@ -8,34 +8,40 @@ namespace ttap {
 
 namespace {
 
-// Worse: what it costs per step rose by more than regress_pct percent. Without steps on
-// both sides, the share of the steady state stands in for the cost per step.
-bool regressed(const GroupedFinding& now, const GroupedFinding& base, double regress_pct) {
-  const double factor = 1.0 + regress_pct / 100.0;
-  if (now.cost_per_step && base.cost_per_step)
-    return static_cast<double>(*now.cost_per_step) > factor * static_cast<double>(*base.cost_per_step);
-  return now.share > factor * base.share;
+// Worse: what it costs per step rose by more than regress_pct percent; better: it fell by
+// more than that. Without steps on both sides, the share of the steady state stands in for
+// the cost per step.
+BaselineState compared(const GroupedFinding& now, const GroupedFinding& base, double regress_pct) {
+  const bool per_step = now.cost_per_step && base.cost_per_step;
+  const double cost = per_step ? static_cast<double>(*now.cost_per_step) : now.share;
+  const double was = per_step ? static_cast<double>(*base.cost_per_step) : base.share;
+  if (cost > (1.0 + regress_pct / 100.0) * was) return BaselineState::worse;
+  if (cost < (1.0 - regress_pct / 100.0) * was) return BaselineState::better;
+  return BaselineState::unchanged;
 }
 
 // What the run still has of a baseline finding no listed finding matched: a finding of the
 // same id and origin anywhere in the run, else, where the report lists no finding of that
 // id, its costliest finding of that id (an origin can move between two recordings, as the
-// matching above allows). nullptr when the run no longer has it: fixed.
+// matching above allows), else the part in b's origin of a finding named after another op
+// (kineto nw0 lists FP32 math at aten::cudnn_convolution, whose matmuls at aten::mm are
+// nw4's second FP32 group). nullptr when the run no longer has it: fixed.
 // Each finding of the run stands for one baseline finding at most.
 const GroupedFinding* still_there(const TraceReport& trace, const GroupedFinding& b, const std::vector<const GroupedFinding*>& used) {
-  // The costliest finding of the run not yet standing for another, of b's id (and origin).
-  const auto costliest = [&](bool by_origin) {
+  // The costliest finding of `run` not yet standing for another, of b's id (and origin).
+  const auto costliest = [&](const std::vector<GroupedFinding>& run, bool by_origin) {
     const GroupedFinding* best = nullptr;
-    for (const GroupedFinding& p : trace.present)
+    for (const GroupedFinding& p : run)
       if (std::find(used.begin(), used.end(), &p) == used.end() && p.id == b.id && p.one_time == b.one_time &&
           (!by_origin || p.origin == b.origin) && (!best || p.cost > best->cost))
         best = &p;
     return best;
   };
-  if (const GroupedFinding* same = costliest(true)) return same;
+  if (const GroupedFinding* same = costliest(trace.present, true)) return same;
   const bool listed = std::any_of(trace.findings.begin(), trace.findings.end(),
                                   [&](const GroupedFinding& g) { return g.id == b.id && g.one_time == b.one_time; });
-  return listed ? nullptr : costliest(false);
+  if (!listed) return costliest(trace.present, false);
+  return costliest(trace.present_elsewhere, true);
 }
 
 }  // namespace
@@ -69,7 +75,7 @@ void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, doub
       continue;
     }
     const GroupedFinding& b = baseline.findings[static_cast<size_t>(match[i])];
-    g.baseline = regressed(g, b, regress_pct) ? BaselineState::worse : BaselineState::unchanged;
+    g.baseline = compared(g, b, regress_pct);
     g.baseline_cost_per_step = b.cost_per_step;
     g.baseline_share = b.share;
   }
@@ -80,7 +86,7 @@ void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, doub
     if (const GroupedFinding* now = still_there(trace, b, used)) {
       used.push_back(now);
       GroupedFinding kept = *now;
-      kept.baseline = regressed(kept, b, regress_pct) ? BaselineState::worse : BaselineState::unchanged;
+      kept.baseline = compared(kept, b, regress_pct);
       kept.baseline_cost_per_step = b.cost_per_step;
       kept.baseline_share = b.share;
       trace.still_present.push_back(std::move(kept));

@@ -109,6 +109,9 @@ void apply_ignores(TraceReport& trace, const std::vector<Ignore>& ignores);
 // as the DataLoader's __next__); a finding without events, its first user file:line.
 std::string event_origin(const Trace& trace, const EventTree& tree, EventId e);
 std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree);
+// Each origin (event_origin) of a finding's events with the time its events there hold;
+// finding_origin is the one holding the most.
+std::map<std::string, int64_t> origin_times(const RuleFinding& rule, const Trace& trace, const EventTree& tree);
 
 // Each id's cost summed over every window (one figure per id per window, the part inside
 // it), and where it showed in them: an id's whole extent where the rules across the steady
@@ -133,20 +136,23 @@ GroupedFinding group_of(const Finding& f);
 // steps) from its cost across the steady state, capped at the steady state.
 void set_cost_share(GroupedFinding& g, const Headline& h, int64_t span);
 
-// Every finding of the run, listed or not (TraceReport::present, presence.cpp): one per rule
-// finding across the steady state at every severity, and one per id that only some window
-// shows (`over_windows`, its cost summed over them); the config's ignores applied.
-std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::vector<RuleFinding>& across,
-                                             const std::map<std::string, int64_t>& over_windows,
-                                             const std::vector<Ignore>& ignores, const Trace& trace, const EventTree& tree);
+// Fills every finding of the run, listed or not (TraceReport::present, presence.cpp): one per
+// rule finding across the steady state at every severity, and one per id that only some
+// window shows (`over_windows`, its cost summed over them); and each rule finding again
+// under every other origin its events lie in (TraceReport::present_elsewhere). The config's
+// ignores applied.
+void set_present_findings(TraceReport& r, const std::vector<RuleFinding>& across, const std::map<std::string, int64_t>& over_windows,
+                          const std::vector<Ignore>& ignores, const Trace& trace, const EventTree& tree);
 
 // Compares a trace's grouped findings with the baseline's (baseline.cpp): matched by id
 // and origin, then what is left by id alone (an origin can move between two recordings of
-// the same problem); each new, unchanged, worse (cost per step, or share of the steady
-// state without steps, up by more than regress_pct percent) or fixed (in trace.fixed).
+// the same problem); each new, unchanged, worse or better (cost per step, or share of the
+// steady state without steps, up or down by more than regress_pct percent) or fixed (in
+// trace.fixed).
 // A baseline finding left without a match is fixed only when the run no longer has it at
 // all (trace.present): one the run still has below its report's findings, of the same
-// origin, or of the same id where the report lists none of that id, is unchanged or worse
+// origin, or of the same id where the report lists none of that id, or inside a finding of
+// that id named after another op (trace.present_elsewhere), is unchanged, worse or better
 // (in trace.still_present).
 void compare_with_baseline(TraceReport& trace, const TraceReport& baseline, double regress_pct);
 

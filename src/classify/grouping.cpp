@@ -131,9 +131,7 @@ std::string event_origin(const Trace& trace, const EventTree& tree, EventId e) {
   return without_addresses(trace.name_of(readable_frame(trace, tree, e)));
 }
 
-std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
-  // The owner of most of its events' time, not of its first event: a window's most telling
-  // event varies from window to window, the op that holds the time much less.
+std::map<std::string, int64_t> origin_times(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
   // GPU work counts by its time inside the finding's extent: hta_sampled_rank0's window 89
   // holds 8.24 ms of a SendRecv that began before it and the first 0.66 ms of a 63.6 ms
   // all-gather, and is the SendRecv's.
@@ -145,6 +143,13 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
     if (is_gpu_activity(trace.category[e]) && inside > 0) time = inside;
     owned[event_origin(trace, tree, e)] += std::max<int64_t>(1, time);
   }
+  return owned;
+}
+
+std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
+  // The owner of most of its events' time, not of its first event: a window's most telling
+  // event varies from window to window, the op that holds the time much less.
+  const std::map<std::string, int64_t> owned = origin_times(rule, trace, tree);
   if (!owned.empty())
     return std::max_element(owned.begin(), owned.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   if (!rule.locations.empty()) return code_origin(rule.locations.front());

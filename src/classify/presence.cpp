@@ -2,6 +2,10 @@
 // --baseline checks before it calls a baseline finding fixed. A finding the report does not
 // list (in no flagged window, below a warning across the steady state) is still there:
 // h200_twin nw0 makes the same 12 pageable HtoD copies as nw4, whose report lists them.
+// A rule finding is present under every origin its events lie in, not only the one it is
+// named after (TraceReport::present_elsewhere): kineto nw4 lists FP32 matmuls at aten::mm
+// (two windows that hold only the head's matmuls), which nw0's one FP32 finding holds under
+// aten::cudnn_convolution.
 #include <algorithm>
 
 #include "classify.hpp"
@@ -9,10 +13,11 @@
 
 namespace ttap {
 
-std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::vector<RuleFinding>& across,
-                                             const std::map<std::string, int64_t>& over_windows,
-                                             const std::vector<Ignore>& ignores, const Trace& trace, const EventTree& tree) {
-  std::vector<GroupedFinding> out;
+void set_present_findings(TraceReport& r, const std::vector<RuleFinding>& across, const std::map<std::string, int64_t>& over_windows,
+                          const std::vector<Ignore>& ignores, const Trace& trace, const EventTree& tree) {
+  std::vector<GroupedFinding>& out = r.present;
+  out.clear();
+  r.present_elsewhere.clear();
   const int64_t span = r.end - r.begin;
   for (const RuleFinding& rf : across) {
     const Finding f = to_finding(rf, trace, tree, r.savings, r.begin, r.end);
@@ -25,6 +30,17 @@ std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::ve
     g.fix = f.fix;
     g.locations = f.locations;
     set_cost_share(g, r.headline, span);
+    const std::map<std::string, int64_t> owned = origin_times(rf, trace, tree);
+    int64_t all = 0;
+    for (const auto& [origin, time] : owned) all += time;
+    for (const auto& [origin, time] : owned) {
+      if (origin.empty() || origin == g.origin) continue;
+      GroupedFinding part = g;
+      part.origin = origin;
+      part.cost = static_cast<int64_t>(static_cast<double>(f.cost) * static_cast<double>(time) / static_cast<double>(all));
+      set_cost_share(part, r.headline, span);
+      r.present_elsewhere.push_back(std::move(part));
+    }
     out.push_back(std::move(g));
   }
   // An id no rule sees across the steady state as one range may still show in windows
@@ -45,7 +61,6 @@ std::vector<GroupedFinding> present_findings(const TraceReport& r, const std::ve
     set_cost_share(g, r.headline, span);
     out.push_back(std::move(g));
   }
-  return out;
 }
 
 }  // namespace ttap

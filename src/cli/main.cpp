@@ -159,7 +159,7 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100.0));
   analyze_cmd->add_option("--baseline", analyze.baseline,
                           "An earlier --format json report or a trace: fail only on findings that are new or worse than there");
-  analyze_cmd->add_option("--regress", analyze.regress, "With --baseline: worse means cost per step up more than PCT percent (default 10)")
+  analyze_cmd->add_option("--regress", analyze.regress, "With --baseline: worse (better) means cost per step up (down) more than PCT percent (default 10)")
       ->check(CLI::Range(0.0, 1e6));
   analyze_cmd->add_flag("--details", analyze.details, "Text: also every flagged window's findings");
   analyze_cmd->add_option("--top-k", analyze.top_k, "Windows classified per trace (default 5)")->check(CLI::Range(0, 10000));

@@ -27,6 +27,7 @@ std::string_view baseline_state_name(BaselineState s) {
     case BaselineState::added: return "new";
     case BaselineState::unchanged: return "unchanged";
     case BaselineState::worse: return "worse";
+    case BaselineState::better: return "better";
     case BaselineState::fixed: return "fixed";
   }
   return "";
@@ -218,23 +219,21 @@ std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFi
 
 bool is_new_or_worse(const GroupedFinding& g) { return g.baseline == BaselineState::added || g.baseline == BaselineState::worse; }
 
+size_t count_state(const std::vector<GroupedFinding>& groups, BaselineState state) {
+  return static_cast<size_t>(std::count_if(groups.begin(), groups.end(), [&](const GroupedFinding& g) { return g.baseline == state; }));
+}
+
 std::string baseline_counts_text(const TraceReport& t) {
-  size_t added = 0, worse = 0, unchanged = 0;
-  for (const GroupedFinding& g : t.findings) {
-    added += g.baseline == BaselineState::added;
-    worse += g.baseline == BaselineState::worse;
-    unchanged += g.baseline == BaselineState::unchanged;
-  }
   std::string below;
   // The baseline's findings still here below the report's listed findings: not fixed, and
   // not listed findings either (they do not fail the gate), so counted apart.
-  if (!t.still_present.empty()) {
-    const auto still_worse = static_cast<size_t>(std::count_if(t.still_present.begin(), t.still_present.end(),
-                                                               [](const GroupedFinding& g) { return g.baseline == BaselineState::worse; }));
-    below = fmt::format("; still here below this report's findings: {} worse, {} unchanged", still_worse,
-                        t.still_present.size() - still_worse);
-  }
-  return fmt::format("{} new, {} worse, {} unchanged, {} fixed{}", added, worse, unchanged, t.fixed.size(), below);
+  if (!t.still_present.empty())
+    below = fmt::format("; still here below this report's findings: {} worse, {} better, {} unchanged",
+                        count_state(t.still_present, BaselineState::worse), count_state(t.still_present, BaselineState::better),
+                        count_state(t.still_present, BaselineState::unchanged));
+  return fmt::format("{} new, {} worse, {} better, {} unchanged, {} fixed{}", count_state(t.findings, BaselineState::added),
+                     count_state(t.findings, BaselineState::worse), count_state(t.findings, BaselineState::better),
+                     count_state(t.findings, BaselineState::unchanged), t.fixed.size(), below);
 }
 
 std::vector<std::string> finding_ids(const TraceReport& t) {
@@ -253,11 +252,10 @@ Counts count(const Report& r) {
     if (t.gate_failed) ++c.gate_failed;
     c.findings += finding_count(t);
     for (const auto& w : t.flagged) c.window_findings += w.findings.size();
-    for (const GroupedFinding& g : t.findings) {
-      c.added += g.baseline == BaselineState::added;
-      c.worse += g.baseline == BaselineState::worse;
-      c.unchanged += g.baseline == BaselineState::unchanged;
-    }
+    c.added += count_state(t.findings, BaselineState::added);
+    c.worse += count_state(t.findings, BaselineState::worse);
+    c.better += count_state(t.findings, BaselineState::better);
+    c.unchanged += count_state(t.findings, BaselineState::unchanged);
     c.still_present += t.still_present.size();
     c.fixed += t.fixed.size();
   }

@@ -33,7 +33,9 @@ std::string group_cost_text(const GroupedFinding& g);
 std::string baseline_cost_text(const GroupedFinding& g);
 // "+0.000 ms .. +10.420 ms" for each occurrence shown.
 std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFinding& g);
-// "1 new, 0 worse, 1 unchanged, 0 fixed" for a trace compared with a baseline.
+// How many of `groups` compare with the baseline as `state`.
+size_t count_state(const std::vector<GroupedFinding>& groups, BaselineState state);
+// "1 new, 0 worse, 2 better, 1 unchanged, 0 fixed" for a trace compared with a baseline.
 std::string baseline_counts_text(const TraceReport& t);
 // What every renderer says of a one-time finding (GroupedFinding::one_time): why it is info
 // and neither in the recoverable share nor gated on.
@@ -46,7 +48,7 @@ struct Counts {
   size_t clean = 0, flagged = 0, errors = 0, gate_failed = 0;
   size_t findings = 0;         // grouped findings
   size_t window_findings = 0;  // findings of flagged windows and steady states, before grouping
-  size_t added = 0, worse = 0, unchanged = 0, fixed = 0;  // against --baseline
+  size_t added = 0, worse = 0, better = 0, unchanged = 0, fixed = 0;  // against --baseline
   size_t still_present = 0;  // the baseline's findings still here below the reports' listed ones
 };
 Counts count(const Report& r);

@@ -65,16 +65,11 @@ std::string group(const GroupedFinding& g) {
 
 std::string baseline(const TraceReport& t) {
   if (t.baseline.empty()) return "null";
-  size_t added = 0, worse = 0, unchanged = 0;
-  for (const GroupedFinding& g : t.findings) {
-    added += g.baseline == BaselineState::added;
-    worse += g.baseline == BaselineState::worse;
-    unchanged += g.baseline == BaselineState::unchanged;
-  }
   return fmt::format(
-      R"({{"trace":{},"new":{},"worse":{},"unchanged":{},"fixed":{},"fixed_findings":{},"still_present":{},"still_present_findings":{}}})",
-      json_string(t.baseline), added, worse, unchanged, t.fixed.size(), array(t.fixed, group), t.still_present.size(),
-      array(t.still_present, group));
+      R"({{"trace":{},"new":{},"worse":{},"better":{},"unchanged":{},"fixed":{},"fixed_findings":{},"still_present":{},"still_present_findings":{}}})",
+      json_string(t.baseline), count_state(t.findings, BaselineState::added), count_state(t.findings, BaselineState::worse),
+      count_state(t.findings, BaselineState::better), count_state(t.findings, BaselineState::unchanged), t.fixed.size(),
+      array(t.fixed, group), t.still_present.size(), array(t.still_present, group));
 }
 
 std::string headline(const Headline& h) {
@@ -130,8 +125,8 @@ std::string render_analyze_json(const Report& report) {
       s.config.empty() ? "null" : json_string(s.config), report.traces.size(), c.clean, c.flagged, c.errors, c.gate_failed, c.findings,
       c.window_findings,
       s.baseline.empty() ? "null"
-                         : fmt::format(R"({{"new":{},"worse":{},"unchanged":{},"fixed":{},"still_present":{}}})", c.added, c.worse,
-                                       c.unchanged, c.fixed, c.still_present),
+                         : fmt::format(R"({{"new":{},"worse":{},"better":{},"unchanged":{},"fixed":{},"still_present":{}}})",
+                                       c.added, c.worse, c.better, c.unchanged, c.fixed, c.still_present),
       array(report.warnings, [](const std::string& w) { return json_string(w); }), array(report.traces, trace));
 }
 

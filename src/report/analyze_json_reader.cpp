@@ -134,7 +134,7 @@ std::vector<std::string> strings(const Reader& rd, object o, std::string_view ke
 
 BaselineState baseline_state_of(const Reader& rd, const std::string& s) {
   if (s.empty()) return BaselineState::none;
-  for (BaselineState b : {BaselineState::added, BaselineState::unchanged, BaselineState::worse, BaselineState::fixed})
+  for (BaselineState b : {BaselineState::added, BaselineState::unchanged, BaselineState::worse, BaselineState::better, BaselineState::fixed})
     if (s == baseline_state_name(b)) return b;
   rd.fail("baseline_state", fmt::format("unknown state \"{}\"", s));
 }

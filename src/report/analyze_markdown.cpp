@@ -67,7 +67,8 @@ void render_trace(std::string& out, const TraceReport& t) {
   if (!t.still_present.empty()) {
     out += "Still here from the baseline, below this report's findings:\n\n";
     for (const GroupedFinding& g : t.still_present)
-      out += fmt::format("- {} `{}`{}: {}: {} (was {})\n", is_new_or_worse(g) ? "**worse**" : "unchanged", g.id,
+      out += fmt::format("- {} `{}`{}: {}: {} (was {})\n",
+                         is_new_or_worse(g) ? "**worse**" : std::string(baseline_state_name(g.baseline)), g.id,
                          g.origin.empty() ? "" : " in `" + cell(g.origin) + "`", g.name, group_cost_text(g), baseline_cost_text(g));
     out += "\n";
   }

@@ -38,14 +38,16 @@ std::string location(const std::string& path, int line, const std::string& messa
   return fmt::format(R"({{"physicalLocation":{{"artifactLocation":{}{}}}{}}})", artifact(path), region, msg);
 }
 
-// SARIF's baselineState: "updated" is its word for a result that changed (ours: worse),
-// "absent" for one the baseline had and this run does not (fixed).
+// SARIF's baselineState: "updated" is its word for a result that changed (ours: worse or
+// better; the result's property baseline says which), "absent" for one the baseline had
+// and this run does not (fixed).
 std::string_view sarif_baseline_state(BaselineState s) {
   switch (s) {
     case BaselineState::none: return "";
     case BaselineState::added: return "new";
     case BaselineState::unchanged: return "unchanged";
-    case BaselineState::worse: return "updated";
+    case BaselineState::worse:
+    case BaselineState::better: return "updated";
     case BaselineState::fixed: return "absent";
   }
   return "";
@@ -70,8 +72,9 @@ std::string result(const TraceReport& t, const GroupedFinding& g, bool below = f
   if (!g.origin.empty()) text += fmt::format(", in {}", g.origin);
   text += fmt::format(": {}. Costs {}.", occurrences_text(g), group_cost_text(g));
   if (g.saving) text += fmt::format(" What-if: fixing it saves {}.", saving_text(*g.saving));
-  if (g.baseline == BaselineState::worse && g.baseline_share)
-    text += fmt::format(" Worse than the baseline ({:.1f}% of step time there).", 100.0 * *g.baseline_share);
+  if ((g.baseline == BaselineState::worse || g.baseline == BaselineState::better) && g.baseline_share)
+    text += fmt::format(" {} than the baseline ({:.1f}% of step time there).", g.baseline == BaselineState::worse ? "Worse" : "Better",
+                        100.0 * *g.baseline_share);
   if (g.baseline == BaselineState::fixed) text = "Fixed since the baseline: " + text;
   if (below) text = "Still here from the baseline, below this report's findings: " + text;
   for (const auto& e : g.evidence) text += " " + e + ".";
@@ -92,12 +95,13 @@ std::string result(const TraceReport& t, const GroupedFinding& g, bool below = f
   for (uint32_t w : g.windows) windows.push_back(std::to_string(w));
   const size_t rule_index = rule_index_of(g.id);
   return fmt::format(
-      R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v2":{}}}{},"properties":{{"trace":{},"origin":{},"occurrences":{},"windows":[{}],"costNs":{},"costPerStepNs":{},"share":{},"confidence":{},"source":{},"oneTime":{}}}}})",
+      R"({{"ruleId":{}{},"level":{},"message":{{"text":{}}},"locations":[{}],"relatedLocations":{},"partialFingerprints":{{"ttapFinding/v2":{}}}{},"properties":{{"trace":{},"origin":{},"occurrences":{},"windows":[{}],"costNs":{},"costPerStepNs":{},"share":{},"confidence":{},"source":{},"oneTime":{}{}}}}})",
       json_string(g.id), rule_index < catalog().size() ? fmt::format(",\"ruleIndex\":{}", rule_index) : "",
       json_string(g.baseline == BaselineState::fixed ? "none" : below ? "note" : sarif_level(g.severity)), json_string(text), locations, related,
       json_string(fingerprint), state.empty() ? "" : fmt::format(R"(,"baselineState":{})", json_string(state)), json_string(t.path),
       json_string(g.origin), g.occurrence_count, fmt::join(windows, ","), g.cost, g.cost_per_step ? std::to_string(*g.cost_per_step) : "null",
-      g.share, g.confidence, json_string(g.source), g.one_time ? "true" : "false");
+      g.share, g.confidence, json_string(g.source), g.one_time ? "true" : "false",
+      state.empty() ? "" : fmt::format(R"(,"baseline":{})", json_string(baseline_state_name(g.baseline))));
 }
 
 }  // namespace

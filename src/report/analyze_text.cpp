@@ -56,12 +56,17 @@ std::string score_strip(const std::vector<WindowScore>& windows, size_t width, s
   return out;
 }
 
+// "new" and "worse" in red, "better" in green, "unchanged" plain.
+std::string state_text(const GroupedFinding& g, const Paint& paint) {
+  const std::string_view name = baseline_state_name(g.baseline);
+  if (is_new_or_worse(g)) return paint(kRed, name);
+  return g.baseline == BaselineState::better ? paint(kGreen, name) : std::string(name);
+}
+
 // One line per problem, then where it shows, what it costs, the user's code, the
 // evidence and the fix.
 void render_group(std::string& out, const TraceReport& t, const GroupedFinding& g, size_t rank, const Paint& paint) {
-  const std::string state = g.baseline == BaselineState::none ? ""
-                            : fmt::format("  [{}]", is_new_or_worse(g) ? paint(kRed, baseline_state_name(g.baseline))
-                                                                          : std::string(baseline_state_name(g.baseline)));
+  const std::string state = g.baseline == BaselineState::none ? "" : fmt::format("  [{}]", state_text(g, paint));
   out += fmt::format("  {}. {} {}: {}{} (confidence {:.2f}, {})\n", rank, paint(severity_color(g.severity), severity_name(g.severity)),
                      paint(kBold, g.id), g.name, state, g.confidence, g.source);
   if (!g.origin.empty()) out += fmt::format("      in {}\n", g.origin);
@@ -133,7 +138,7 @@ void render_trace(std::string& out, const TraceReport& t, const Paint& paint, bo
                          g.name, group_cost_text(g));
     for (const GroupedFinding& g : t.still_present)
       out += fmt::format("    {} {}{}: {}, still here below this report's findings: {} (was {})\n",
-                         g.baseline == BaselineState::worse ? paint(kRed, "worse") : std::string("unchanged"), paint(kBold, g.id),
+                         state_text(g, paint), paint(kBold, g.id),
                          g.origin.empty() ? "" : " at " + g.origin, g.name, group_cost_text(g), baseline_cost_text(g));
   }
   if (details && !t.flagged.empty()) out += "  flagged windows (--details):\n";
