@@ -2,6 +2,7 @@
 // layout_conversion, cast_churn, low_occupancy.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -125,6 +126,14 @@ std::string first_dims(const Trace& t, EventId op) {
   return list.size() > 2 ? std::string(list) : "";
 }
 
+// The cast op (aten::to, aten::_to_copy) that op `op` is or runs under (the copy_ a cast
+// launches), kNoEvent when it is no cast's.
+EventId cast_of(const RuleIndex& ix, EventId op) {
+  if (ix.has(op, kCastOp)) return op;
+  const EventId up = ix.tree.parent(op);
+  return up != kNoEvent && ix.has(up, kCastOp) ? up : kNoEvent;
+}
+
 }  // namespace
 
 void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
@@ -197,6 +206,14 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
       const std::string dims = first_dims(t, ix.tree.owner_op(ix.gpu[k]));
       return !dims.empty() && dims == first_dims(t, ix.tree.owner_op(prev));
     };
+    // A run of aten::to copies alone is no chain to fuse: each copies its own tensor (a loop
+    // recasting every weight, 115 aten::copy_ kernels under aten::to on gpuzoo_0003), which is
+    // cast_churn's to name and to cost.
+    const auto cast = [&](EventId g) {
+      const EventId op = ix.tree.owner_op(g);
+      return op != kNoEvent && cast_of(ix, op) != kNoEvent;
+    };
+    if (std::all_of(w.begin(), w.end(), cast)) continue;
     std::vector<Interval> run_between;
     const std::vector<Interval> idle =
         w.size() >= kMinRun ? gaps_caused_by(ix, gaps, out, link, &run_between) : std::vector<Interval>{};
@@ -433,9 +450,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     if (ix.gpu_in_optimizer[i]) return;
     const EventId op = ix.tree.owner_op(g);
     if (op == kNoEvent) return;
-    EventId cast = ix.has(op, kCastOp) ? op : kNoEvent;
-    const EventId up = ix.tree.parent(op);
-    if (cast == kNoEvent && up != kNoEvent && ix.has(up, kCastOp)) cast = up;
+    const EventId cast = cast_of(ix, op);
     if (cast == kNoEvent) return;
     // A cast changes the dtype: aten::copy_(dst, src) under it shows both; the same dtype on
     // both sides is a memory-format or device copy, not a cast.
