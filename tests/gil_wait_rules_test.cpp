@@ -1,8 +1,8 @@
 // GPU idle while the loop's thread waits for the GIL (audit7: the GPU zoo's reports read as the
 // job's author). A call into torch ("<built-in method conv2d>") returns a few microseconds after
 // its last op; in the zoo's recordings with stacks the loop's thread stays in such calls for
-// 0.1-1.4 ms after their ops returned, each time while the DataLoader's pin-memory thread runs
-// Python (taking a batch from the workers), the GPU idle. gpu_idle called that "profiled frames
+// 0.1-1.4 ms after their ops returned, while another thread of the process runs Python (30 of
+// 31 times the DataLoader's pin-memory thread taking a batch from the workers), the GPU idle. gpu_idle called that "profiled frames
 // with no op under them" and told the author of a good run to move "per-step Python work
 // (metrics, logging, data handling, a loop over parameters)" off the step path: code the step
 // does not have. Fixtures: tests/data/gpu_zoo/ (scripts/dataset/make_gpu_zoo.py on an H200).

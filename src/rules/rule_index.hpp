@@ -132,9 +132,10 @@ struct RuleIndex {
   // Where the loop's thread (main_thread, step_thread) sits in a call into torch (a
   // "<built-in ...>" Python frame over ops) for at least kMinGilWait after its ops returned,
   // while another thread of the process runs Python: the binding needs the GIL back to return.
-  // On the GPU zoo's recordings with stacks every such stretch of 100 us or more (0.1-1.4 ms)
-  // lies under the DataLoader's pin-memory thread taking a batch from the workers (unpickling,
-  // rebuilding and pinning it), the GPU idle (gpuzoo_0023, 0032, 0064). Sorted by start.
+  // On the GPU zoo's recordings with stacks 30 of the 31 such stretches of 100 us or more
+  // (0.1-1.4 ms) lie under the DataLoader's pin-memory thread taking a batch from the workers
+  // (unpickling, rebuilding and pinning it), one under the multiprocessing queue's feeder
+  // thread, the GPU idle (gpuzoo_0023, 0032, 0064). Sorted by start.
   std::vector<Interval> gil_waits;
   std::vector<uint8_t> gil_wait_pin_memory;  // per wait: that thread is in pin_memory.py
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
@@ -197,11 +198,6 @@ struct RuleIndex {
   int64_t drained_during(EventId call) const;
   // The innermost cpu_op enclosing e (e itself excluded), following launches for GPU work.
   EventId enclosing_op(EventId e) const;
-
- private:
-  void find_gil_waits();  // fills gil_waits (constructor)
-
- public:
   // Whether e is graph-capture work: a capture or instantiation call, or an event that
   // runs mostly inside a capture (a model's forward being recorded).
   bool in_graph_capture(EventId e) const;
