@@ -117,9 +117,12 @@ std::pair<std::vector<Interval>, std::vector<uint8_t>> find_gil_waits(const Trac
   std::vector<std::pair<Interval, bool>> found;
   for (EventId f = 0; f < t.size(); ++f) {
     if (t.category[f] != Category::PythonFunction || !loop(t.track[f]) || !t.name_of(f).starts_with("<built-in ")) continue;
+    // Its ops: namespaced operators (aten::conv2d), not a record_function range such as the
+    // DataLoader's "enumerate(DataLoader)#..." under next(), whose wait is the loader's.
     int64_t ops_end = INT64_MIN;
     for (EventId ch : tree.children(f))
-      if (t.category[ch] == Category::CpuOp) ops_end = std::max(ops_end, t.end(ch));
+      if (t.category[ch] == Category::CpuOp && t.name_of(ch).find("::") != std::string_view::npos)
+        ops_end = std::max(ops_end, t.end(ch));
     if (ops_end == INT64_MIN || t.end(f) - ops_end < kMinGilWait) continue;
     // Another thread's Python starting in there ran while this one waited.
     const auto it = std::upper_bound(others.begin(), others.end(), std::pair<int64_t, EventId>{ops_end, kNoEvent});
