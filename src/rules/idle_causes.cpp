@@ -167,6 +167,16 @@ IdleParts idle_parts(const RuleIndex& ix, Interval gap, int64_t b, int64_t e) {
   take(std::move(dispatch), parts.dispatch, &parts.dispatch_spans);
   take(std::move(optimizer), parts.optimizer, nullptr);
   take(std::move(quiet), parts.quiet, nullptr);
+  {
+    std::vector<Interval> gil, pin;
+    for (size_t i = 0; i < ix.gil_waits.size() && ix.gil_waits[i].first < host_end; ++i)  // a few per trace
+      if (ix.gil_waits[i].second > b) {
+        gil.push_back(ix.gil_waits[i]);
+        if (ix.gil_wait_pin_memory[i]) pin.push_back(ix.gil_waits[i]);
+      }
+    parts.gil_pin_memory = idle_of(newly_covered(merge_intervals(std::move(pin)), claimed, b, host_end));
+    take(std::move(gil), parts.gil, nullptr);
+  }
   take(std::move(frames), parts.frames, nullptr);
   parts.unprofiled = (host_end - b) - idle_of(claimed);
   // The ops named in the evidence: those whose dispatch time the gap holds.
@@ -198,6 +208,8 @@ void IdleParts::add(const IdleParts& o) {
     if (std::find(long_op_events.begin(), long_op_events.end(), op) == long_op_events.end()) long_op_events.push_back(op);
   optimizer += o.optimizer;
   quiet += o.quiet;
+  gil += o.gil;
+  gil_pin_memory += o.gil_pin_memory;
   frames += o.frames;
   unprofiled += o.unprofiled;
 }
@@ -245,6 +257,13 @@ std::string queued_text(const RuleIndex& ix, const IdleParts& p) {
 }
 }  // namespace
 
+namespace {
+// Who held the GIL in the waits of RuleIndex::gil_waits that `p` holds.
+std::string gil_holder(const IdleParts& p) {
+  return 2 * p.gil_pin_memory > p.gil ? "the DataLoader's pin-memory thread" : "another thread of the process";
+}
+}  // namespace
+
 std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
   std::vector<std::pair<int64_t, std::string>> parts;
   if (p.unprofiled > 0) parts.emplace_back(p.unprofiled, "with nothing recorded on the host (code the profiler does not record)");
@@ -259,6 +278,10 @@ std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
     parts.emplace_back(p.loading, "in lazy CUDA module loading on a kernel's first call (the trace's \"Runtime Triggered "
                                   "Module Loading\" and \"Lazy Function Loading\" records)");
   if (p.quiet > 0) parts.emplace_back(p.quiet, "in ops that launch nothing");
+  if (p.gil > 0)
+    parts.emplace_back(p.gil, fmt::format("in calls into torch after their ops returned, while {} ran Python: waiting "
+                                          "for the GIL",
+                                          gil_holder(p)));
   if (p.frames > 0) parts.emplace_back(p.frames, "in profiled frames with no op under them");
   if (p.runtime > 0) parts.emplace_back(p.runtime, "in synchronizing or allocator calls");
   std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
@@ -288,6 +311,12 @@ std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
            "more per launch (the host line names them): a first call (cuDNN autotuning under "
            "torch.backends.cudnn.benchmark=True, lazy initialization), a blocking copy inside the op, or CPU work in it; "
            "profile past the first steps to see whether it repeats, and look inside the op with ttap tree";
+  if (most(p.gil))
+    return fmt::format("most of this idle the loop's thread waits for the GIL in calls into torch whose ops had "
+                       "returned, while {} runs Python: profile without with_stack=True (the Python tracer slows that "
+                       "thread too) to see its real cost; where it stays, give that thread less Python work per step{}",
+                       gil_holder(p),
+                       2 * p.gil_pin_memory > p.gil ? " (fewer, larger batches to take in)" : "");
   if (most(p.frames))
     return "most of this idle the host runs Python with no op under it (ttap tree around the gaps names the frames): "
            "per-step Python work (metrics, logging, data handling, a loop over parameters) while the GPU has nothing "

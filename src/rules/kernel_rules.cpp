@@ -2,7 +2,9 @@
 // layout_conversion, cast_churn, low_occupancy.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "rule_index.hpp"
@@ -143,6 +145,22 @@ std::string first_dims(const Trace& t, EventId op) {
   return list.size() > 2 ? std::string(list) : "";
 }
 
+// The cast op (aten::to, aten::_to_copy) that op `op` is or runs under (the copy_ a cast
+// launches), kNoEvent when it is no cast's.
+EventId cast_of(const RuleIndex& ix, EventId op) {
+  if (ix.has(op, kCastOp)) return op;
+  const EventId up = ix.tree.parent(op);
+  return up != kNoEvent && ix.has(up, kCastOp) ? up : kNoEvent;
+}
+
+// Whether `caller` is an op of torch's (aten::, the autograd engine's, a backward node): a cast
+// or a copy made inside it is the op's own, not one the step's code asks for.
+bool is_torch_op(const RuleIndex& ix, EventId caller) {
+  if (caller == kNoEvent || ix.t.category[caller] != Category::CpuOp) return false;
+  const std::string_view by = ix.t.name_of(caller);
+  return by.starts_with("aten::") || by.starts_with("autograd::") || by.find("Backward") != std::string_view::npos;
+}
+
 }  // namespace
 
 void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOutput& out) {
@@ -215,6 +233,14 @@ void detect_unfused_elementwise(const RuleIndex& ix, int64_t begin, int64_t end,
       const std::string dims = first_dims(t, ix.tree.owner_op(ix.gpu[k]));
       return !dims.empty() && dims == first_dims(t, ix.tree.owner_op(prev));
     };
+    // A run of aten::to copies alone is no chain to fuse: each copies its own tensor (a loop
+    // recasting every weight, 115 aten::copy_ kernels under aten::to on gpuzoo_0003), which is
+    // cast_churn's to name and to cost.
+    const auto cast = [&](EventId g) {
+      const EventId op = ix.tree.owner_op(g);
+      return op != kNoEvent && cast_of(ix, op) != kNoEvent;
+    };
+    if (std::all_of(w.begin(), w.end(), cast)) continue;
     std::vector<Interval> run_between;
     const std::vector<Interval> idle =
         w.size() >= kMinRun ? gaps_caused_by(ix, gaps, out, link, &run_between) : std::vector<Interval>{};
@@ -352,21 +378,43 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   // makes of its input (an NCHW tensor reaching channels-last weights, or the reverse), or
   // one the code asks for (a 4-D channels-last tensor made NCHW-contiguous, or
   // contiguous(memory_format=torch.channels_last)); not an attention transpose's copy.
-  const auto conversion = [&](EventId g) {
-    if (ix.has(g, kLayoutKernel)) return true;
+  // The aten::contiguous above a copy kernel, and the op above that.
+  const auto contiguous_of = [&](EventId g) {
     EventId op = ix.tree.owner_op(g), contiguous = kNoEvent;
     while (op != kNoEvent && (ix.has(op, kCloneOp) || t.name_of(op) == "aten::copy_")) {
       if (t.name_of(op) == "aten::contiguous") contiguous = op;
       op = ix.tree.parent(op);
     }
-    if (contiguous == kNoEvent) return false;
-    if (op != kNoEvent && t.name_of(op).find("convolution") != std::string_view::npos) return true;
+    return std::pair{contiguous, op};
+  };
+  const auto convolution = [&](EventId op) { return op != kNoEvent && t.name_of(op).find("convolution") != std::string_view::npos; };
+  // Whether the contiguous call's input is a 4-D channels-last tensor, and the memory format it
+  // asks for (its second argument, recorded: "2" is MemoryFormat::ChannelsLast); nullopt when
+  // the trace does not say.
+  const auto formats = [&](EventId contiguous) -> std::optional<std::pair<bool, bool>> {
     const OpArgs* a = t.op(contiguous);
-    if (a == nullptr) return false;
+    if (a == nullptr) return std::nullopt;
     const std::vector<int64_t> dims = first_ints(t.strings.view(a->input_dims)), strides = first_ints(t.strings.view(a->input_strides));
-    if (dims.size() != 4 || strides.size() != 4) return false;
-    const bool channels_last_in = dims[1] > 1 && strides[1] == 1 && strides[3] == dims[1];
-    return channels_last_in || quoted(t.strings.view(a->concrete_inputs), 1) == "2";  // MemoryFormat::ChannelsLast
+    if (dims.size() != 4 || strides.size() != 4) return std::nullopt;
+    return std::pair{dims[1] > 1 && strides[1] == 1 && strides[3] == dims[1], quoted(t.strings.view(a->concrete_inputs), 1) == "2"};
+  };
+  const auto conversion = [&](EventId g) {
+    if (ix.has(g, kLayoutKernel)) return true;
+    const auto [contiguous, op] = contiguous_of(g);
+    if (contiguous == kNoEvent) return false;
+    if (convolution(op)) return true;
+    const auto f = formats(contiguous);
+    return f && (f->first || f->second);
+  };
+  // The code itself making a channels-last tensor NCHW-contiguous (x.contiguous() on the output
+  // of a channels_last model's layer): converting the model would not help, dropping the call would.
+  // Not a call inside an op (aten::group_norm makes its channels-last input contiguous itself,
+  // gpuzoo_0059).
+  const auto back_to_nchw = [&](EventId g) {
+    const auto [contiguous, op] = contiguous_of(g);
+    if (contiguous == kNoEvent || is_torch_op(ix, op)) return false;
+    const auto f = formats(contiguous);
+    return f && f->first && !f->second;
   };
   int64_t conv_time = 0, conv_kernels = 0, layout_time = 0;
   std::map<std::string, int64_t> by_op, by_kernel;
@@ -431,6 +479,18 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   f.locations = user_locations(ix, f.events);
   f.fix = "convert once: model.to(memory_format=torch.channels_last) and each input batch "
           "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
+  // Where the code makes tensors NCHW, the convolutions' own conversions of their NCHW inputs
+  // (aten::contiguous under them) follow from it: the two together are the pattern.
+  const auto made_by_convolution = [&](EventId g) {
+    const auto [contiguous, op] = contiguous_of(g);
+    return contiguous != kNoEvent && convolution(op);
+  };
+  const auto back = std::count_if(f.events.begin(), f.events.end(), back_to_nchw);
+  if (back > 0 && 2 * (back + std::count_if(f.events.begin(), f.events.end(), made_by_convolution)) >
+                      static_cast<std::ptrdiff_t>(f.events.size()))
+    f.fix = "the code makes channels_last tensors NCHW again with .contiguous() (aten::contiguous on channels_last "
+            "inputs): drop those calls, or call .contiguous(memory_format=torch.channels_last), so the tensors stay "
+            "in the format the model's convolutions use";
   claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
@@ -451,9 +511,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     if (ix.gpu_in_optimizer[i]) return;
     const EventId op = ix.tree.owner_op(g);
     if (op == kNoEvent) return;
-    EventId cast = ix.has(op, kCastOp) ? op : kNoEvent;
-    const EventId up = ix.tree.parent(op);
-    if (cast == kNoEvent && up != kNoEvent && ix.has(up, kCastOp)) cast = up;
+    const EventId cast = cast_of(ix, op);
     if (cast == kNoEvent) return;
     // A cast changes the dtype: aten::copy_(dst, src) under it shows both; the same dtype on
     // both sides is a memory-format or device copy, not a cast.
@@ -471,9 +529,7 @@ void detect_cast_churn(const RuleIndex& ix, int64_t begin, int64_t end, Detector
     // their backward (ToCopyBackward0, or a cast inside convolution_backward) of autograd's.
     EventId caller = ix.tree.parent(cast);
     while (caller != kNoEvent && ix.has(caller, kCastOp)) caller = ix.tree.parent(caller);  // _to_copy under aten::to
-    const std::string_view by = caller == kNoEvent ? std::string_view{} : t.name_of(caller);
-    const bool inside_op = caller != kNoEvent && t.category[caller] == Category::CpuOp &&
-                           (by.starts_with("aten::") || by.starts_with("autograd::") || by.find("Backward") != std::string_view::npos);
+    const bool inside_op = is_torch_op(ix, caller);
     if (!inside_op) cast_at.insert(i);
     if (!inside) {
       if (!inside_op) ++count_around[key];  // the loop around the range, named by its casts

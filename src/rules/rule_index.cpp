@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
+#include <tuple>
 
 namespace ttap::rules {
 
@@ -95,6 +98,42 @@ uint32_t flags_of(std::string_view n) {
 // nw4 run, whose DataLoader workers start in it: 181.6 ms against 126 ms, 1.44x).
 constexpr double kWarmupStepRatio = 1.25;
 constexpr double kEmptyStepShare = 0.01;
+
+// RuleIndex::gil_waits and whether each lies under the pin-memory thread's Python: the stays of
+// the loop's threads (`loop`) in "<built-in ...>" calls past their ops' end while another
+// thread's Python starts.
+std::pair<std::vector<Interval>, std::vector<uint8_t>> find_gil_waits(const Trace& t, const EventTree& tree,
+                                                                      const std::function<bool(TrackId)>& loop) {
+  std::vector<std::pair<int64_t, EventId>> others;  // Python calls on the process's other threads, by start
+  for (EventId e = 0; e < t.size(); ++e)
+    if (t.category[e] == Category::PythonFunction && !loop(t.track[e])) others.emplace_back(t.ts[e], e);
+  if (others.empty()) return {};
+  std::sort(others.begin(), others.end());
+  const auto in_pin_memory = [&](EventId e) {
+    for (; e != kNoEvent; e = tree.parent(e))
+      if (t.name_of(e).find("pin_memory.py") != std::string_view::npos) return true;
+    return false;
+  };
+  std::vector<std::pair<Interval, bool>> found;
+  for (EventId f = 0; f < t.size(); ++f) {
+    if (t.category[f] != Category::PythonFunction || !loop(t.track[f]) || !t.name_of(f).starts_with("<built-in ")) continue;
+    // Its ops: namespaced operators (aten::conv2d), not a record_function range such as the
+    // DataLoader's "enumerate(DataLoader)#..." under next(), whose wait is the loader's.
+    int64_t ops_end = INT64_MIN;
+    for (EventId ch : tree.children(f))
+      if (t.category[ch] == Category::CpuOp && t.name_of(ch).find("::") != std::string_view::npos)
+        ops_end = std::max(ops_end, t.end(ch));
+    if (ops_end == INT64_MIN || t.end(f) - ops_end < kMinGilWait) continue;
+    // Another thread's Python starting in there ran while this one waited.
+    const auto it = std::upper_bound(others.begin(), others.end(), std::pair<int64_t, EventId>{ops_end, kNoEvent});
+    if (it == others.end() || it->first >= t.end(f)) continue;
+    found.push_back({{ops_end, t.end(f)}, in_pin_memory(it->second)});
+  }
+  std::sort(found.begin(), found.end());
+  std::pair<std::vector<Interval>, std::vector<uint8_t>> out;
+  for (auto& [iv, pin] : found) out.first.push_back(iv), out.second.push_back(pin);
+  return out;
+}
 
 }  // namespace
 
@@ -293,6 +332,9 @@ RuleIndex::RuleIndex(const Trace& trace, const EventTree& tr) : t(trace), tree(t
     for (EventId r : tree.roots_by_track()[tk])
       if (has(r, kAutogradOp)) autograd_top.add(r, t.ts[r], t.dur[r]);
   }
+
+  std::tie(gil_waits, gil_wait_pin_memory) =
+      find_gil_waits(t, tree, [&](TrackId tk) { return tk == main_thread || tk == step_thread; });
 
   for (SpanList* l : {&bulk_copies, &main_top, &step_top, &autograd_top, &cpu_ops, &dataloader, &optimizer, &zero_grad, &compiled, &dynamo, &syncs, &allocs,
                       &memcpy_calls, &empty_cache, &module_loads})

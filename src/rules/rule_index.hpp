@@ -129,6 +129,15 @@ struct RuleIndex {
   // (category overhead). The launching thread waits in the runtime call meanwhile (gpuzoo_0010: 12.0
   // ms inside aten::conv2d's cudaFuncGetAttributes, the GPU idle).
   SpanList module_loads;
+  // Where the loop's thread (main_thread, step_thread) sits in a call into torch (a
+  // "<built-in ...>" Python frame over ops) for at least kMinGilWait after its ops returned,
+  // while another thread of the process runs Python: the binding needs the GIL back to return.
+  // On the GPU zoo's recordings with stacks 30 of the 31 such stretches of 100 us or more
+  // (0.1-1.4 ms) lie under the DataLoader's pin-memory thread taking a batch from the workers
+  // (unpickling, rebuilding and pinning it), one under the multiprocessing queue's feeder
+  // thread, the GPU idle (gpuzoo_0023, 0032, 0064). Sorted by start.
+  std::vector<Interval> gil_waits;
+  std::vector<uint8_t> gil_wait_pin_memory;  // per wait: that thread is in pin_memory.py
   int64_t warmup_end = INT64_MIN;    // allocations before this are warm-up
   int64_t median_step = 0;           // ns, 0 without steps
   // The first of several steps is warm-up (cuDNN autotuning, allocator growth, lazy
@@ -278,6 +287,9 @@ constexpr int64_t kLongGap = 200'000;
 // A kernel that starts within this of its launch (beyond the idle-queue latency) found the
 // queue empty: the GPU was waiting for it.
 constexpr int64_t kEmptyQueueSlack = 10'000;
+// A call into torch returns within a few microseconds of its last op (argument wrapping); a
+// longer stay while another Python thread runs is a wait for the GIL (RuleIndex::gil_waits).
+constexpr int64_t kMinGilWait = 50'000;
 
 // A GPU idle gap in a range (clipped to it: [begin, end)), `whole` its unclipped length,
 // that ends when the kernel at position `next` of RuleIndex::gpu arrives as soon as it was
@@ -345,6 +357,10 @@ struct IdleParts {
   int64_t optimizer = 0;
   // In an op that launches nothing (CPU work, tensor setup).
   int64_t quiet = 0;
+  // In a call into torch after its ops returned, while another Python thread of the process
+  // ran (RuleIndex::gil_waits): waiting for the GIL. gil_pin_memory: the part of it where that
+  // thread is the DataLoader's pin-memory thread.
+  int64_t gil = 0, gil_pin_memory = 0;
   // In a profiled frame or annotation with no op under it (a Python function's own code).
   int64_t frames = 0;
   // Nothing recorded on those threads: host code the profiler does not record.
