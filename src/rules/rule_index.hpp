@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -239,6 +240,11 @@ std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t
 EventId user_frame_above(const RuleIndex& ix, EventId e);
 // The event user_frame_name names: the innermost user frame, else `top`.
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
+// The frame of a profiling, timing or benchmark harness that makes the call `e`: a
+// torch.profiler or torch.utils.benchmark frame above it, or the innermost user frame when its
+// module or function is named for one (moca/library/profiling/profile.py: run_torch_profiler,
+// which synchronizes to time each step); nullopt when the job's own code makes the call.
+std::optional<CodeLocation> harness_frame(const RuleIndex& ix, EventId e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
 // The fix of a finding whose calls (`what`, at `where`) are made while a CUDA graph is set up
