@@ -368,7 +368,7 @@ const IdleParts& idle_parts_of(const RuleIndex& ix, Interval gap, int64_t b, int
 std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p);
 // The fix for `idle` (the gaps' length) when one part holds most of it: "" where none does, or
 // where the part is nothing recorded (gpu_idle's general fix).
-std::string idle_parts_fix(const IdleParts& p, int64_t idle);
+std::string idle_parts_fix(const RuleIndex& ix, const IdleParts& p, int64_t idle);
 // "9 ops: aten::conv2d x3, aten::batch_norm x3, aten::relu_ x2, ..." (the three most frequent).
 std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops);
 
