@@ -135,7 +135,7 @@ namespace {
 // A module or function named for profiling, benchmarking or timing: a path component or a
 // function's word beginning "profil" or "benchmark" (profiling/profile.py, run_torch_profiler,
 // benchmarks/), or the word timer, timing, timed or timeit (_run_timed_pipe). Words, not
-// substrings: "uptime" or "profile_embeddings_table" in a model's own code name no harness.
+// substrings: "runtime", "uptime" or "timestep" in a model's own code name no harness.
 bool harness_named(std::string_view text, std::string_view separators) {
   size_t b = 0;
   while (b < text.size()) {
