@@ -108,7 +108,7 @@ TEST(IdleQueuedCause, LazyModuleLoadingIsNamedInsteadOfASlowOp) {
                         "Loading\""),
               std::string::npos)
         << text;
-    const std::string fix = ttap::rules::idle_parts_fix(p, gap.second - gap.first);
+    const std::string fix = ttap::rules::idle_parts_fix(ix, p, gap.second - gap.first);
     EXPECT_NE(fix.find("CUDA_MODULE_LOADING=EAGER"), std::string::npos) << fix;
     ++checked;
   }

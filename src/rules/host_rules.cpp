@@ -907,7 +907,7 @@ void detect_gpu_idle(const RuleIndex& ix, int64_t begin, int64_t end, DetectorOu
              "sharing the GPU (nvidia-smi), or GPU records the trace lacks";
   // Where one kind of host work holds most of the idle, the fix is that kind's, not the search for
   // unprofiled code (torchrec's blocking copies under its input dist, a slow first backward op).
-  if (std::string specific = idle_parts_fix(parts, idle); !specific.empty()) f.fix = std::move(specific);
+  if (std::string specific = idle_parts_fix(ix, parts, idle); !specific.empty()) f.fix = std::move(specific);
   out.findings.push_back(std::move(f));
 }
 

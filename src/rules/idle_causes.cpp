@@ -7,6 +7,7 @@
 // work queued that it did not start (over the GPU zoo's dev recordings 12%, 26% and 36% of that
 // idle, scripts/bench/idle_gap_breakdown.py). Each of those has its own cause and its own fix.
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <map>
 
@@ -290,7 +291,102 @@ std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p) {
   return fmt::format("the host in those gaps: {}", fmt::join(words, "; "));
 }
 
-std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
+namespace {
+
+// What the trace shows of why ops of one name held the host for long per launch.
+struct SlowOp {
+  std::string name;
+  size_t calls = 0, launches = 0;
+  int64_t host = 0;         // their host time
+  int64_t blocked = 0;      // in synchronizing and copy calls inside them
+  int64_t longest_quiet = 0;  // the longest stretch inside one with no launch from its thread
+  std::map<std::string, int64_t> blocking_calls;  // by name
+};
+
+// Slow ops by name, the most host time first.
+std::vector<SlowOp> slow_ops_by_name(const RuleIndex& ix, const std::vector<EventId>& ops) {
+  const Trace& t = ix.t;
+  std::map<std::string, SlowOp> by_name;
+  for (EventId op : ops) {
+    SlowOp& s = by_name[std::string(t.name_of(op))];
+    s.name = t.name_of(op);
+    ++s.calls;
+    s.host += t.dur[op];
+    for (const SpanList* l : {&ix.syncs, &ix.memcpy_calls})
+      l->each_overlapping(t, t.ts[op], t.end(op), [&](EventId c) {
+        if (t.track[c] != t.track[op] || t.ts[c] < t.ts[op] || t.end(c) > t.end(op)) return;
+        s.blocked += t.dur[c];
+        s.blocking_calls[std::string(t.name_of(c))] += t.dur[c];
+      });
+    int64_t last = t.ts[op];
+    auto [lo, hi] = ix.launch_range(t.ts[op], t.end(op));
+    for (size_t k = lo; k < hi; ++k) {
+      if (t.track[ix.tree.launcher(ix.gpu[ix.launch_gpu[k]])] != t.track[op]) continue;
+      ++s.launches;
+      s.longest_quiet = std::max(s.longest_quiet, ix.launch_ts[k] - last);
+      last = ix.launch_ts[k];
+    }
+    s.longest_quiet = std::max(s.longest_quiet, t.end(op) - last);
+  }
+  std::vector<SlowOp> v;
+  for (auto& [name, s] : by_name) v.push_back(std::move(s));
+  std::stable_sort(v.begin(), v.end(), [](const SlowOp& a, const SlowOp& b) { return a.host > b.host; });
+  return v;
+}
+
+bool is_convolution(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("conv") != std::string::npos;
+}
+
+// The cause each of the costliest slow ops can have, from what the trace shows of it: a copy or
+// sync call inside it holding the host (a blocking copy), a convolution (cuDNN autotunes its first
+// call under torch.backends.cudnn.benchmark=True), else host work between its launches
+// (hta_sampled_rank0's aten::_foreach_mul_ holds the host 124 ms around 6 launches of 31 us: no
+// autotuning, no copy, in an op that has neither).
+std::string slow_ops_fix(const RuleIndex& ix, const std::vector<EventId>& ops) {
+  constexpr size_t kNamed = 2;
+  const std::vector<SlowOp> by_name = slow_ops_by_name(ix, ops);
+  std::vector<std::string> copies, convolutions, host_work;
+  for (size_t i = 0; i < by_name.size() && i < kNamed; ++i) {
+    const SlowOp& s = by_name[i];
+    const std::string held = fmt::format("{} ({}, {} of host time, {}", s.name, count_text(s.calls, "call"),
+                                         dur_text(s.host), count_text(s.launches, "launch", "launches"));
+    if (s.blocked >= kLongGap)
+      copies.push_back(fmt::format("{}, {} in {})", held, dur_text(s.blocked), top_key(s.blocking_calls)));
+    else if (is_convolution(s.name))
+      convolutions.push_back(held + ")");
+    else
+      host_work.push_back(fmt::format("{}, up to {} without one)", held, dur_text(s.longest_quiet)));
+  }
+  std::vector<std::string> causes;
+  if (!copies.empty())
+    causes.push_back(fmt::format("{} {} in copy or sync calls inside {}: a blocking copy; copy with "
+                                 "non_blocking=True from pinned memory, or keep the data on the device",
+                                 fmt::join(copies, " and "), copies.size() == 1 ? "waits" : "wait",
+                                 copies.size() == 1 ? "it" : "them"));
+  if (!convolutions.empty())
+    causes.push_back(fmt::format("{} {}: {} first calls initialize cuDNN and, under "
+                                 "torch.backends.cudnn.benchmark=True, autotune; profile past the first steps to see "
+                                 "whether it repeats",
+                                 fmt::join(convolutions, " and "),
+                                 convolutions.size() == 1 ? "is a convolution" : "are convolutions",
+                                 convolutions.size() == 1 ? "its" : "their"));
+  if (!host_work.empty())
+    causes.push_back(fmt::format("{} {} nothing for long: host work inside {} between launches (CPU-side tensors, "
+                                 "hooks), not GPU work",
+                                 fmt::join(host_work, " and "), host_work.size() == 1 ? "launches" : "launch",
+                                 host_work.size() == 1 ? "the op" : "the ops"));
+  if (by_name.size() > kNamed) causes.push_back(fmt::format("{} more", count_text(by_name.size() - kNamed, "op")));
+  return fmt::format("most of this idle the host spends inside slow ops, each holding the host for hundreds of "
+                     "microseconds or more per launch: {}; look inside {} with ttap tree",
+                     fmt::join(causes, "; "), by_name.size() == 1 ? "it" : "them");
+}
+
+}  // namespace
+
+std::string idle_parts_fix(const RuleIndex& ix, const IdleParts& p, int64_t idle) {
   const auto most = [&](int64_t part) { return 2 * part > idle; };
   if (most(p.queued))
     return "most of this idle the GPU had this process's work queued and started none of it while no GPU work of the "
@@ -306,11 +402,7 @@ std::string idle_parts_fix(const IdleParts& p, int64_t idle) {
            "them): a blocking copy (.item(), .cpu(), .tolist(), a copy to or from pageable memory), "
            "torch.cuda.synchronize(), or cudaMalloc as the caching allocator grows; take them off the step path "
            "(non_blocking=True copies into pinned memory, read results a step later, fewer syncs)";
-  if (most(p.long_ops))
-    return "most of this idle the host spends inside slow ops, each holding the host for hundreds of microseconds or "
-           "more per launch (the host line names them): a first call (cuDNN autotuning under "
-           "torch.backends.cudnn.benchmark=True, lazy initialization), a blocking copy inside the op, or CPU work in it; "
-           "profile past the first steps to see whether it repeats, and look inside the op with ttap tree";
+  if (most(p.long_ops)) return slow_ops_fix(ix, p.long_op_events);
   if (most(p.gil))
     return fmt::format("most of this idle the loop's thread waits for the GIL in calls into torch whose ops had "
                        "returned, while {} runs Python: profile without with_stack=True (the Python tracer slows that "

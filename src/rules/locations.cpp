@@ -5,6 +5,7 @@
 // everything else: not PyTorch and its sibling packages, not site-packages, not the
 // standard library, not a <built-in ...> frame or an nn.Module marker.
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <set>
 #include <tuple>
@@ -127,6 +128,46 @@ EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
 
 std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t e) {
   return std::string(ix.t.name_of(user_frame_at(ix, top, b, e)));
+}
+
+namespace {
+
+// A module or function named for profiling, benchmarking or timing: a path component or a
+// function's word beginning "profil" or "benchmark" (profiling/profile.py, run_torch_profiler,
+// benchmarks/), or the word timer, timing, timed or timeit (_run_timed_pipe). Words, not
+// substrings: "runtime", "uptime" or "timestep" in a model's own code name no harness.
+bool harness_named(std::string_view text, std::string_view separators) {
+  size_t b = 0;
+  while (b < text.size()) {
+    size_t e = text.find_first_of(separators, b);
+    if (e == std::string_view::npos) e = text.size();
+    std::string word(text.substr(b, e - b));
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word.ends_with(".py")) word.resize(word.size() - 3);
+    if (word.starts_with("profil") || word.starts_with("benchmark") || word == "timer" || word == "timing" ||
+        word == "timed" || word == "timeit")
+      return true;
+    b = e + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<CodeLocation> harness_frame(const RuleIndex& ix, EventId e) {
+  for (EventId p = ix.tree.parent(e); p != kNoEvent; p = ix.tree.parent(p)) {
+    if (ix.t.category[p] != Category::PythonFunction) continue;
+    std::optional<CodeLocation> loc = parse_frame(ix.t.name_of(p));
+    if (!loc) continue;
+    if (loc->file.starts_with("torch/profiler/") || loc->file.starts_with("torch/utils/benchmark/")) return loc;
+    if (!is_user_file(loc->file)) continue;
+    // The innermost user frame is the one the finding blames: it decides alone, so that a
+    // harness around the whole run (profile_model_pipeline.py: profile) does not claim the
+    // model's own reads inside it.
+    if (harness_named(loc->file, "/") || harness_named(loc->function, "_")) return loc;
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 std::string at_text(const std::vector<CodeLocation>& locs) {

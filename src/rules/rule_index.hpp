@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -248,6 +249,11 @@ std::string user_frame_name(const RuleIndex& ix, EventId top, int64_t b, int64_t
 EventId user_frame_above(const RuleIndex& ix, EventId e);
 // The event user_frame_name names: the innermost user frame, else `top`.
 EventId user_frame_at(const RuleIndex& ix, EventId top, int64_t b, int64_t e);
+// The frame of a profiling, timing or benchmark harness that makes the call `e`: a
+// torch.profiler or torch.utils.benchmark frame above it, or the innermost user frame when its
+// module or function is named for one (moca/library/profiling/profile.py: run_torch_profiler,
+// which synchronizes to time each step); nullopt when the job's own code makes the call.
+std::optional<CodeLocation> harness_frame(const RuleIndex& ix, EventId e);
 // " at file:line" for the first location, "" when there is none: the tail of a fix.
 std::string at_text(const std::vector<CodeLocation>& locs);
 // The fix of a finding whose calls (`what`, at `where`) are made while a CUDA graph is set up
@@ -378,7 +384,7 @@ const IdleParts& idle_parts_of(const RuleIndex& ix, Interval gap, int64_t b, int
 std::string idle_parts_text(const RuleIndex& ix, const IdleParts& p);
 // The fix for `idle` (the gaps' length) when one part holds most of it: "" where none does, or
 // where the part is nothing recorded (gpu_idle's general fix).
-std::string idle_parts_fix(const IdleParts& p, int64_t idle);
+std::string idle_parts_fix(const RuleIndex& ix, const IdleParts& p, int64_t idle);
 // "9 ops: aten::conv2d x3, aten::batch_norm x3, aten::relu_ x2, ..." (the three most frequent).
 std::string ops_tally_text(const RuleIndex& ix, const std::vector<EventId>& ops);
 

@@ -127,7 +127,18 @@ std::string sync_fix(const RuleIndex& ix, const SyncCase& top, const std::vector
     return fmt::format("{}{} has a data-dependent output shape, so the host must wait for the GPU: use fixed-shape "
                        "masks (torch.where, masked arithmetic) or pass a static size",
                        op, where);
-  if (call == "cudaDeviceSynchronize" || call == "hipDeviceSynchronize")
+  const bool device_wide = call == "cudaDeviceSynchronize" || call == "hipDeviceSynchronize";
+  // A bare sync (no op reads a value) that a profiling or timing harness makes to time the
+  // step (moca's run_torch_profiler): the job's loop holds no such call to remove, and a
+  // production run, not profiled, does not wait in it.
+  if (op.empty())
+    if (const std::optional<CodeLocation> harness = harness_frame(ix, top.call))
+      return fmt::format("{}{} is the profiling or timing harness's ({}), not the job's: it costs the recorded run, "
+                         "not production; time the steps with CUDA events read after them, or synchronize outside "
+                         "the recorded steps",
+                         device_wide ? std::string_view("torch.cuda.synchronize()") : call, where,
+                         harness->function.empty() ? harness->file : harness->function);
+  if (device_wide)
     return fmt::format("remove torch.cuda.synchronize(){} from the step loop; time with CUDA events read at the end",
                        where);
   if (op == "aten::copy_" || op == "aten::to" || op == "aten::_to_copy")
