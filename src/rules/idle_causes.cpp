@@ -334,10 +334,17 @@ std::vector<SlowOp> slow_ops_by_name(const RuleIndex& ix, const std::vector<Even
   return v;
 }
 
+// aten::conv2d, aten::cudnn_convolution, aten::conv_transpose2d, miopen_convolution: "conv"
+// followed by "olution", a dimension or "_transpose"; not aten::_convert_indices_from_coo_to_csr.
 bool is_convolution(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find("conv") != std::string::npos;
+  for (size_t at = lower.find("conv"); at != std::string::npos; at = lower.find("conv", at + 1)) {
+    const std::string_view rest = std::string_view(lower).substr(at + 4);
+    if (rest.starts_with("olution") || rest.starts_with("_transpose") || (!rest.empty() && rest[0] >= '1' && rest[0] <= '3'))
+      return true;
+  }
+  return false;
 }
 
 // The cause each of the costliest slow ops can have, from what the trace shows of it: a copy or
