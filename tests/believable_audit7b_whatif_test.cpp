@@ -10,22 +10,14 @@
 #include <algorithm>
 #include <string>
 
-#include "../src/classify/classify.hpp"
+#include "rules_support.hpp"
 #include "suite_support.hpp"
-#include "ttap/analyze.hpp"
-#include "ttap/load.hpp"
 
 namespace {
 
 using namespace ttap;
 
-TraceReport analyze_rules(const std::string& path) {
-  const Trace t = load_trace(path);
-  const EventTree tree = EventTree::build(t);
-  AnalyzeSettings s;
-  s.score.scorer = Scorer::rules;
-  return analyze_trace(t, tree, s);
-}
+TraceReport analyze_rules(const std::string& path) { return rules_support::analyze_default_windows(rules_support::load(path)); }
 
 bool has_saving(const TraceReport& r, const std::string& id) {
   return std::any_of(r.savings.begin(), r.savings.end(), [&](const Saving& s) { return s.id == id; });
