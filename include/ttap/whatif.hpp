@@ -41,8 +41,10 @@ WhatIf whatif_host_sync(const Trace& trace, const EventTree& tree);
 
 // Pageable copies: pinned memory copies asynchronously; the copy time beyond what the
 // same bytes take at the trace's fastest pinned-copy bandwidth (or 20 GB/s, a PCIe 4
-// x16 host-to-device figure, when it has none) is saved where it was exposed.
-WhatIf whatif_pageable_memcpy(const Trace& trace, const EventTree& tree);
+// x16 host-to-device figure, when it has none) is saved where it was exposed. Copies the
+// job should not make at all (offload round trips: `not_made`) are not counted: pinning is
+// not their fix.
+WhatIf whatif_pageable_memcpy(const Trace& trace, const EventTree& tree, const std::vector<EventId>& not_made = {});
 
 // Exposed communication: overlapped with compute, collectives would leave the critical
 // path; the exposed part is the estimate (an upper bound).

@@ -274,7 +274,7 @@ WhatIf whatif_dataloader(const Trace& t, const EventTree& tree) { return dataloa
 
 WhatIf whatif_host_sync(const Trace& t, const EventTree& tree) { return host_sync_from(t, tree, as_is(t, tree)); }
 
-WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
+WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree, const std::vector<EventId>& not_made) {
   const StepFrame f = frame(t, tree, Floor::without_copies);
   double pinned_bw = 0;  // bytes per ns = GB/s
   for (EventId g : tree.gpu_events()) {
@@ -292,7 +292,8 @@ WhatIf whatif_pageable_memcpy(const Trace& t, const EventTree& tree) {
   for (EventId g : tree.gpu_events()) {
     const CopyArgs* c = t.copy(g);
     if (t.category[g] != Category::GpuMemcpy || !c || c->bytes <= 0 || t.dur[g] <= 0 || !in_frame(f, t.ts[g]) ||
-        t.name_of(g).find("Pageable") == std::string_view::npos)
+        t.name_of(g).find("Pageable") == std::string_view::npos ||
+        std::find(not_made.begin(), not_made.end(), g) != not_made.end())
       continue;
     const double pinned_time = static_cast<double>(c->bytes) / pinned_bw;
     const double exposed = static_cast<double>(t.dur[g] - clipped_length(compute, t.ts[g], t.end(g)));

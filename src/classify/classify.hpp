@@ -52,6 +52,11 @@ std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree);
 // upper bound) capped by the step time beyond all of its GPU work, or by the largest
 // estimate where that one alone is more (overlapping collectives shortens the GPU work).
 std::optional<Saving> recoverable(const std::vector<Saving>& savings);
+// The pinned-copy what-if without the copies that the rules across the steady state find
+// going out and back (offload_pingpong): their fix is not to make them, and the headline
+// offered "pin host memory" for gpuzoo_0019's 9.0 MB round trips beside that finding.
+void leave_round_trips_unpinned(std::vector<Saving>& savings, const std::vector<RuleFinding>& across,
+                                const Trace& trace, const EventTree& tree);
 
 // Share of [begin, end) covered by any GPU activity, per range (ranges sorted by begin).
 std::vector<double> gpu_busy_shares(const Trace& trace, const EventTree& tree,

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "classify.hpp"
@@ -115,6 +116,9 @@ EventId readable_frame(const Trace& trace, const EventTree& tree, EventId e) {
   return e;
 }
 
+// A group: id, origin and whether it is one-time capture work.
+using GroupKey = std::tuple<std::string, std::string, bool>;
+
 }  // namespace
 
 std::string event_origin(const Trace& trace, const EventTree& tree, EventId e) {
@@ -156,6 +160,38 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
   return "";
 }
 
+namespace {
+
+// Patterns fixed by one switch for the whole run, whatever op shows them: FP32 math by
+// autocast or TF32. Every op's instance is one problem. Not so where the fix is per call:
+// hta_sampled_rank0's exposed all-gather and all-reduce are issued (and made asynchronous)
+// apart, and a cpu_bound_step's slow ops are each their own.
+bool fixed_for_the_whole_run(std::string_view id) { return id == "fp32_no_tensor_cores"; }
+
+// Window findings of such a pattern whose origin the rules across the steady state name among
+// the events of one finding go to that finding's group, when a window shows it (its origin:
+// the op holding most of its time): gpuzoo_0001's FP32 convolutions and its one FP32
+// aten::addmm are one fp32_no_tensor_cores finding across the steady state, but window 99
+// shows only the addmm, which stood as a second group at 0.0% of step time.
+// Maps each such window key to the origin of the group it folds into.
+std::map<GroupKey, std::string> origins_folded(const TraceReport& r, const std::vector<RuleFinding>& across,
+                                               const Trace& trace, const EventTree& tree) {
+  std::set<GroupKey> shown;
+  for (const FlaggedWindow& w : r.flagged)
+    for (const Finding& f : w.findings) shown.insert({f.id, f.origin, f.one_time});
+  std::map<GroupKey, std::string> folded;
+  for (const RuleFinding& a : across) {
+    if (!fixed_for_the_whole_run(a.id)) continue;
+    const std::string main = finding_origin(a, trace, tree);
+    if (!shown.count({a.id, main, a.one_time})) continue;
+    for (const auto& [origin, time] : origin_times(a, trace, tree))
+      if (origin != main && shown.count({a.id, origin, a.one_time})) folded.try_emplace({a.id, origin, a.one_time}, main);
+  }
+  return folded;
+}
+
+}  // namespace
+
 GroupedFinding group_of(const Finding& f) {
   GroupedFinding g;
   g.id = f.id;
@@ -183,16 +219,20 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
   r.findings.clear();
   // By id, origin and whether it is one-time capture work: the same op's calls during
   // capture and after it are two problems, one of which costs the steady state nothing.
-  std::map<std::tuple<std::string, std::string, bool>, size_t> index;
+  std::map<GroupKey, size_t> index;
   std::vector<int64_t> member_cost;  // per group: the highest member cost (picks its evidence)
   std::vector<std::vector<Interval>> member_spans;
   std::vector<std::optional<Interval>> fallback_spans;
   std::vector<double> id_share;  // per group: its id's share across the trace
+  const std::map<GroupKey, std::string> folded = origins_folded(r, across, trace, tree);
   for (const FlaggedWindow& w : r.flagged)
     for (const Finding& f : w.findings) {
-      auto [it, added] = index.try_emplace({f.id, f.origin, f.one_time}, r.findings.size());
+      GroupKey key{f.id, f.origin, f.one_time};
+      if (const auto to = folded.find(key); to != folded.end()) std::get<1>(key) = to->second;
+      auto [it, added] = index.try_emplace(key, r.findings.size());
       if (added) {
         r.findings.push_back(group_of(f));
+        r.findings.back().origin = std::get<1>(key);
         member_cost.push_back(-1);
         member_spans.emplace_back();
         fallback_spans.emplace_back();

@@ -69,6 +69,20 @@ std::vector<Saving> make_savings(const Trace& trace, const EventTree& tree) {
   return out;
 }
 
+void leave_round_trips_unpinned(std::vector<Saving>& savings, const std::vector<RuleFinding>& across,
+                                const Trace& trace, const EventTree& tree) {
+  const auto pingpong = std::find_if(across.begin(), across.end(), [](const RuleFinding& f) { return f.id == "offload_pingpong"; });
+  const auto pinned = std::find_if(savings.begin(), savings.end(), [](const Saving& s) { return s.id == "pageable_memcpy"; });
+  if (pingpong == across.end() || pinned == savings.end()) return;
+  const WhatIf w = whatif_pageable_memcpy(trace, tree, pingpong->events);
+  if (w.saved_per_step <= 0) {
+    savings.erase(pinned);
+    return;
+  }
+  *pinned = {w.id, w.fix, w.saved_per_step, w.step_share, w.model, w.per_step, w.bound, w.frame};
+  std::stable_sort(savings.begin(), savings.end(), [](const Saving& a, const Saving& b) { return a.saved_per_step > b.saved_per_step; });
+}
+
 std::optional<Saving> recoverable(const std::vector<Saving>& savings) {
   if (savings.size() < 2) return std::nullopt;
   Saving all{"all", "every fix above", 0, 0,

@@ -108,8 +108,15 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   // Done before the windows are scored: libtorch's forward runs one OpenMP thread per core,
   // whose barriers stall when another thread holds one of those cores.
   r.savings = savings.get();
-  r.headline.recoverable = recoverable(r.savings);
   const RuleEngine rules = engine.get();
+  // Across the steady state before the windows: the what-ifs the windows' findings carry
+  // must not offer a fix those findings contradict.
+  std::vector<RuleFinding> across;
+  if (!windows.empty()) {
+    across = rules.detect(steady.begin, steady.end);
+    leave_round_trips_unpinned(r.savings, across, trace, tree);
+  }
+  r.headline.recoverable = recoverable(r.savings);
 
   const TraceScores scores = score_windows(trace, tree, windows, settings.score);
   r.score = scores.trace;
@@ -152,10 +159,8 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
     r.windows[top[j]].flagged = true;
     r.flagged.push_back(std::move(fw));
   }
-  std::vector<RuleFinding> across;
   WindowsExtent over_windows;
   if (!windows.empty()) {
-    across = rules.detect(steady.begin, steady.end);
     add_steady_state_findings(r, across, trace, tree);
     over_windows = costs_over_windows(rules, windows, top, asked);
     assign_trace_severity(r, across, over_windows.cost);

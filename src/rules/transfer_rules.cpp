@@ -602,6 +602,16 @@ EventId clone_of(const RuleIndex& ix, EventId g) {
   return up != kNoEvent && ix.has(up, kCloneOp) ? up : kNoEvent;
 }
 
+// The call the user wrote for a clone's copy: the outermost aten::contiguous / aten::clone
+// above it (aten::contiguous above its aten::clone); kNoEvent for kNoEvent.
+EventId clone_call(const RuleIndex& ix, EventId clone) {
+  EventId call = clone;
+  for (EventId up = clone == kNoEvent ? kNoEvent : ix.tree.parent(clone); up != kNoEvent && ix.has(up, kCloneOp);
+       up = ix.tree.parent(up))
+    call = up;
+  return call;
+}
+
 // A device-side copy: the aten::clone / aten::contiguous it was made for (clone_of) and the
 // bytes it moves (a Memcpy DtoD's recorded size, a clone kernel's tensor), -1 for anything
 // else: uploads and downloads are not copies of a copy.
@@ -648,6 +658,9 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   RuleFinding f;
   int64_t time = 0, bytes = 0, dtod = 0, clones = 0, busy_time = 0;
   std::map<std::string, int64_t> by_op;
+  // The fix names the call the user wrote: gpuzoo_0011's fix read "avoid the copies made by
+  // aten::copy_", the op under the .contiguous() / .clone() its step calls.
+  std::map<std::string, int64_t> by_call;
   auto [lo, hi] = ix.gpu_range(begin, end);
   for (size_t i = lo; i < hi; ++i) {
     const EventId g = ix.gpu[i];
@@ -672,6 +685,8 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     time += t.dur[g];
     bytes += b;
     by_op[op == kNoEvent ? std::string("(no op)") : std::string(t.name_of(op))] += t.dur[g];
+    const EventId call = clone_call(ix, clone_of(ix, g));
+    by_call[call != kNoEvent ? std::string(t.name_of(call)) : op != kNoEvent ? std::string(t.name_of(op)) : "(no op)"] += t.dur[g];
     f.events.push_back(g);
   }
   const double share = busy_time > 0 ? static_cast<double>(time) / static_cast<double>(busy_time) : 0.0;
@@ -690,8 +705,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       if (!copy) continue;
       const EventId g = ix.gpu[k];
       recopy_at.insert(k);
-      EventId call = copy->clone;  // named by the call the user wrote: aten::contiguous above its aten::clone
-      for (EventId up = ix.tree.parent(call); up != kNoEvent && ix.has(up, kCloneOp); up = ix.tree.parent(up)) call = up;
+      const EventId call = clone_call(ix, copy->clone);  // named by the call the user wrote
       ++recopies_by_op[std::string(t.name_of(call))];
       const int64_t b = copy->bytes;
       recopy_min = recopy_at.size() == 1 ? b : std::min(recopy_min, b);
@@ -717,6 +731,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   if (!large_fires) {
     f.events.clear();
     by_op.clear();
+    by_call.clear();
     time = 0;
   }
   const size_t large_copies = f.events.size();
@@ -764,7 +779,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                                      "arrives: the host is dispatching copies of copies one by one",
                                      dur_text(recopy_idle), pct_text(idle_share), count_text(idle.size(), "gap"),
                                      idle.size() == 1 ? "ends" : "end"));
-    if (by_op.empty()) by_op[most] = 1;
+    if (by_call.empty()) by_call[most] = 1;
   }
   f.locations = user_locations(ix, f.events);
   const bool ddp = t.strings.find("DistributedDataParallel.forward") != kNoString;
@@ -776,7 +791,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
                             bytes_text(bytes))
               : fmt::format("avoid the copies made by {}{}: keep tensors contiguous where they are made, use views "
                             "and in-place ops instead of .contiguous()/.clone()",
-                            top_key(by_op), at_text(f.locations));
+                            top_key(by_call), at_text(f.locations));
   if (idle_fires) claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
