@@ -49,12 +49,6 @@ TEST(BelievableAudit6CaptureSetup, AllocationsOutsideCaptureKeepTheirFix) {
   EXPECT_TRUE(alloc);
 }
 
-}  // namespace
-
-namespace {
-
-using namespace ttap;
-
 TEST(BelievableAudit6CaptureSetup, TorchCudaGraphsSynchronizeIsNotTheUsersToRemove) {
   // tracelens_vllm_piecewise_capture: vLLM captures 25 piecewise graphs; before each
   // capture_begin torch.cuda.graph's __enter__ calls torch.cuda.synchronize() (a 20 us
@@ -73,12 +67,6 @@ TEST(BelievableAudit6CaptureSetup, TorchCudaGraphsSynchronizeIsNotTheUsersToRemo
     }
   EXPECT_TRUE(sync);
 }
-
-}  // namespace
-
-namespace {
-
-using namespace ttap;
 
 TEST(BelievableAudit6CaptureSetup, ASyncInsideTheGraphRecordingIsOneTimeAndSavesNothing) {
   // tracelens_xdit_flux1_capture: the 35.3 ms hipDeviceSynchronize at +351 ms runs mostly
