@@ -23,7 +23,7 @@ using namespace ttap::cli;
 
 constexpr const char* kExitCodesHelp = "Exit codes: 0 done, 2 bad input (unreadable trace, bad option), 3 internal error.";
 constexpr const char* kAnalyzeExitCodesHelp =
-    "Exit codes: 0 nothing flagged, 1 flagged (a finding or score at the --fail-on/--fail-score gate), "
+    "Exit codes: 0 nothing flagged, 1 flagged (a finding, score or saving at the --fail-on/--fail-score/--fail-savings gate), "
     "2 bad input (a trace or folder that could not be read), 3 internal error.";
 constexpr const char* kDiffExitCodesHelp =
     "Exit codes: 0 no regression, 1 a regression above --threshold, 2 bad input, 3 internal error.";
