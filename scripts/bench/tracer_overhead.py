@@ -3,12 +3,12 @@
 
 Two parts:
   local  records the same small eager loop (nn.Module calls, small ops: the shape of host-bound
-         code) under torch.profiler without stacks, with stacks, with record_shapes and with
-         both, and prints per configuration: wall time per step, aten ops and python_function
-         events per step, host time per top-level aten op, the added wall time per
-         python_function event, and the median recorded duration of a leaf built-in call
-         (`<built-in ...>` with nothing under it: untraced it takes tens of ns, so its recorded
-         duration is the tracer's own time between its two timestamps).
+         code) without the profiler, under torch.profiler without stacks, with record_shapes,
+         with stacks and with both, and prints per configuration: the median wall time per
+         step, aten ops and python_function events per step, and the wall time added per aten
+         op against the profiler without stacks. torch 1.13 CPU without kineto runs the legacy
+         profiler: its with_stack walks the Python stack at each op and writes no
+         python_function events.
   traces reads recorded traces (e.g. tests/data/gpu_zoo/*.json.gz) and prints the same trace
          figures per trace: whether it has python_function events, per step on the thread that
          runs ProfilerStep: python_function events, top-level aten ops, host time per
@@ -20,6 +20,7 @@ Two parts:
 Run by hand (a benchmark, not a test). torch 1.13 CPU for `local`; `traces` needs no torch.
 """
 import argparse
+import bisect
 import gzip
 import json
 import os
@@ -38,19 +39,15 @@ def load(path):
 def steps_of(events):
     """ProfilerStep spans on the host (cpu_op / user_annotation, not the GPU-side copies)."""
     out = [e for e in events if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")
-           and e.get("cat") in ("cpu_op", "user_annotation", "python_function", None)]
+           and e.get("cat") in ("cpu_op", "user_annotation")]
     return out
-
-
-def is_leaf_builtin(e, children):
-    return e["name"].startswith("<built-in") and not children.get(id(e))
 
 
 def trace_figures(doc):
     """Per-step figures of the thread that runs ProfilerStep."""
     raw = doc["traceEvents"] if isinstance(doc, dict) else doc  # some exports are a bare list
     events = [e for e in raw if e.get("ph") == "X" and "dur" in e]
-    steps = [s for s in steps_of(events) if s.get("cat") != "gpu_user_annotation"]
+    steps = steps_of(events)
     if not steps:
         return None
     tid = steps[0]["tid"]
@@ -80,7 +77,6 @@ def trace_figures(doc):
     # Leaf built-ins that call no aten op either (len, isinstance, getattr...): their recorded
     # duration is tracer time plus a few tens of ns.
     op_starts = sorted(e["ts"] for e in ops)
-    import bisect
     pure = []
     for i, e in enumerate(py_sorted):
         if not e["name"].startswith("<built-in"):
@@ -105,7 +101,6 @@ def trace_figures(doc):
         "py_per_step": len(py) / n,
         "top_ops_per_step": len(top) / n,
         "all_ops_per_step": len(ops) / n,
-        "host_per_top_op_us": step_time / max(1, len(top)),
         "top_op_mean_us": top_time / max(1, len(top)),
         "between_ops_per_step_us": (step_time - top_time) / n,
         "gap_median_us": statistics.median(gaps) if gaps else 0.0,
