@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,24 @@ struct StepRow {
 std::vector<StepRow> step_breakdown(const Trace& trace, const EventTree& tree);
 
 bool is_dataloader_event(std::string_view name);
+
+// ---- The profiler's Python tracer ------------------------------------------------------
+// What torch.profiler's Python tracer (with_stack=True) itself costs the host, from the
+// trace's own events. A built-in call that runs no op and calls nothing traced (len,
+// isinstance, a getattr) takes tens of ns without the tracer; its recorded duration is the
+// tracer's own work between the two timestamps it takes. Every python_function event pays
+// at least that, so events per step times its median is a floor of the tracer's time per
+// step (scripts/bench/tracer_overhead.py: on gpu_zoo's maskrcnn train pair, the runs with
+// and without stacks differ by about twice that per event between ops).
+struct PythonTracerCost {
+  int64_t events_per_step = 0;  // python_function events that start inside a step, any thread
+  int64_t per_event = 0;        // ns: the median recorded duration of such a built-in call
+  int64_t calls_timed = 0;      // how many such calls the median is of
+  int64_t per_step = 0;         // ns: events_per_step * per_event
+};
+// nullopt without steps or without enough such calls (kMinTimedCalls) for a median.
+inline constexpr int64_t kMinTimedCalls = 20;
+std::optional<PythonTracerCost> python_tracer_cost(const Trace& trace, const EventTree& tree);
 
 // ---- Interval helpers -------------------------------------------------------------------
 using Interval = std::pair<int64_t, int64_t>;  // [begin, end)

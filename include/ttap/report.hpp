@@ -61,6 +61,12 @@ struct Headline {
   // python_function events: the trace was recorded with Python stacks (torch.profiler
   // with_stack=True), whose tracer makes every host call slower than in a run without it.
   int64_t python_functions = 0;
+  // The Python tracer's own host time, a floor (ttap/analyze.hpp, PythonTracerCost): set
+  // when the trace has steps and enough built-in calls to time it; 0 otherwise.
+  int64_t python_tracer_per_step = 0;    // ns
+  int64_t python_tracer_per_event = 0;   // ns
+  int64_t python_functions_per_step = 0;
+  int64_t python_tracer_calls_timed = 0;
   // Every what-if fix together (id "all"): the estimates overlap, so their sum capped by
   // the step time beyond its GPU work (or the largest estimate, when that alone is more).
   // Set when two or more estimates save something.

@@ -133,6 +133,12 @@ struct WindowsExtent {
 void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, const Trace& tr, const EventTree& tree,
                     const WindowsExtent& windows = {});
 
+// On a trace recorded with Python stacks, a line on each host-side finding (gpu_idle,
+// launch_bound, cpu_bound_step) saying how much of its cost per step the Python tracer's
+// own time may be (Headline::python_tracer_per_step; python_tracer_note.cpp). Severity and
+// the gate keep the full cost: the estimate is over the whole step, not the finding's ranges.
+void note_python_tracer(TraceReport& trace);
+
 // A group of findings that share `f`'s id, origin and one-time flag: its name, severity and
 // source from `f`, nothing counted yet.
 GroupedFinding group_of(const Finding& f);

@@ -59,6 +59,12 @@ Headline make_headline(const Trace& trace, const EventTree& tree) {
   // The loader keeps one Python-args row per python_function event, so the table's size is
   // their count, without a pass over every event.
   h.python_functions = static_cast<int64_t>(trace.python_args.size());
+  if (const auto tracer = python_tracer_cost(trace, tree)) {
+    h.python_tracer_per_step = tracer->per_step;
+    h.python_tracer_per_event = tracer->per_event;
+    h.python_functions_per_step = tracer->events_per_step;
+    h.python_tracer_calls_timed = tracer->calls_timed;
+  }
   return h;
 }
 

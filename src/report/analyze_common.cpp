@@ -74,11 +74,21 @@ std::vector<std::string> headline_lines(const TraceReport& t) {
                               analyze_render::human_duration(h.launch_delay_p95)));
   // Python stacks cost host time: the tracer hooks every Python call, so the host-side
   // findings read larger than the same job without it. Said once, before any figure built on it.
-  if (h.python_functions > 0)
-    out.push_back(fmt::format("note: recorded with Python stacks ({} python_function events, torch.profiler.profile(with_stack=True)): "
-                              "the Python tracer slows the host, so host-side times (CPU-bound stretches, launch gaps, GPU idle while "
-                              "the main thread runs Python, and their what-ifs) read larger than in a run profiled without it",
-                              h.python_functions));
+  // With steps, how much at least: the tracer's own time, from the trace's own calls
+  // (Headline::python_tracer_per_step).
+  if (h.python_functions > 0) {
+    std::string line = fmt::format("note: recorded with Python stacks ({} python_function events, torch.profiler.profile(with_stack=True)): "
+                                   "the Python tracer slows the host, so host-side times (CPU-bound stretches, launch gaps, GPU idle while "
+                                   "the main thread runs Python, and their what-ifs) read larger than in a run profiled without it",
+                                   h.python_functions);
+    if (h.python_tracer_per_step > 0)
+      line += fmt::format("; its own time is at least ~{} per step ({:.1f}% of step time): {} python_function events per step x {}, "
+                          "the median recorded time of the {} built-in calls that run nothing else, a floor of what the tracer adds to a call",
+                          analyze_render::human_duration(h.python_tracer_per_step), pct(h.python_tracer_per_step, h.step_mean),
+                          h.python_functions_per_step, analyze_render::human_duration(h.python_tracer_per_event),
+                          h.python_tracer_calls_timed);
+    out.push_back(line);
+  }
   // One total is shown, under the findings (TraceReport::recoverable_share, which counts the
   // findings without a what-if too); the what-ifs' own capped sum stays in JSON only.
   for (const Saving& s : t.savings) {

@@ -79,14 +79,19 @@ std::string headline(const Headline& h) {
   std::string launches = h.launches > 0 ? fmt::format(R"({{"count":{},"short_kernel_share":{},"delay_p50_ns":{},"delay_p95_ns":{}}})",
                                                       h.launches, num(h.short_kernel_share), h.launch_delay_p50, h.launch_delay_p95)
                                         : "null";
-  return fmt::format(R"({{"gpus":{},"categories":{},"steps":{},"launches":{},"recoverable":{},"python_functions":{}}})",
+  std::string tracer = h.python_tracer_per_step > 0
+                           ? fmt::format(R"({{"per_step_ns":{},"per_event_ns":{},"events_per_step":{},"calls_timed":{}}})",
+                                         h.python_tracer_per_step, h.python_tracer_per_event, h.python_functions_per_step,
+                                         h.python_tracer_calls_timed)
+                           : "null";
+  return fmt::format(R"({{"gpus":{},"categories":{},"steps":{},"launches":{},"recoverable":{},"python_functions":{},"python_tracer":{}}})",
                      array(h.gpus, [](const GpuHeadline& g) {
                        return fmt::format(
                            R"({{"device":{},"scope":{},"total_ns":{},"busy_ns":{},"idle_ns":{},"computation_ns":{},"exposed_communication_ns":{},"exposed_memcpy_ns":{}}})",
                            g.device, json_string(g.scope), g.total, g.busy, g.idle, g.computation, g.exposed_communication, g.exposed_memcpy);
                      }),
                      array(h.categories, [](const CategoryShare& c) { return fmt::format(R"({{"category":{},"share":{}}})", json_string(c.category), num(c.share)); }),
-                     steps, launches, h.recoverable ? saving(*h.recoverable) : "null", h.python_functions);
+                     steps, launches, h.recoverable ? saving(*h.recoverable) : "null", h.python_functions, tracer);
 }
 
 std::string hash(const TraceReport& t) { return t.content_hash.empty() ? "null" : json_string(t.content_hash); }

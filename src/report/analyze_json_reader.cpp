@@ -214,6 +214,13 @@ Headline read_headline(const Reader& rd, object o) {
   }
   if (rd.has(o, "recoverable")) h.recoverable = read_saving(rd, rd.obj(rd.member(o, "recoverable"), "recoverable"));
   if (rd.has(o, "python_functions")) h.python_functions = rd.i64(o, "python_functions");  // reports before it: 0
+  if (rd.has(o, "python_tracer")) {  // null without the estimate, absent in reports before it
+    const object p = rd.obj(rd.member(o, "python_tracer"), "python_tracer");
+    h.python_tracer_per_step = rd.i64(p, "per_step_ns");
+    h.python_tracer_per_event = rd.i64(p, "per_event_ns");
+    h.python_functions_per_step = rd.i64(p, "events_per_step");
+    h.python_tracer_calls_timed = rd.i64(p, "calls_timed");
+  }
   return h;
 }
 
