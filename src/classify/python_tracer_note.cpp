@@ -8,8 +8,7 @@
 #include <fmt/format.h>
 
 #include "classify.hpp"
-// Durations as the headline note writes them, so the two lines read the same figures.
-#include "../report/analyze_common.hpp"
+#include "ttap/units.hpp"  // durations as the headline note writes them: both lines read the same figures
 
 namespace ttap {
 
@@ -28,8 +27,8 @@ void note_python_tracer(TraceReport& r) {
     if (g.one_time || !g.cost_per_step || *g.cost_per_step <= 0) continue;
     if (std::find(kHostSide.begin(), kHostSide.end(), g.id) == kHostSide.end()) continue;
     const std::string events = fmt::format("{} python_function events x {}, see the note above", h.python_functions_per_step,
-                                           analyze_render::human_duration(h.python_tracer_per_event));
-    const std::string per_step = analyze_render::human_duration(h.python_tracer_per_step);
+                                           human_duration(h.python_tracer_per_event));
+    const std::string per_step = human_duration(h.python_tracer_per_step);
     g.evidence.push_back(*g.cost_per_step <= h.python_tracer_per_step
                              ? fmt::format("the profiler may have added all of this: its Python tracer's own time over the whole "
                                            "step is at least ~{} ({})", per_step, events)

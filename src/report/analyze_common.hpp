@@ -6,14 +6,14 @@
 
 #include "ttap/analyze.hpp"
 #include "ttap/report.hpp"
+#include "ttap/units.hpp"
 
 namespace ttap::analyze_render {
 
 std::string ms(int64_t ns);                 // a duration, as human_duration
 
-// Three significant digits in the unit that fits: "9.5 ms", "412 us", "1.47 s".
-std::string human_duration(int64_t ns);
-std::string human_bytes(int64_t bytes);     // "1.47 GB", "512 KB" (decimal units)
+using ttap::human_bytes;     // ttap/units.hpp: every stage's text reads the same figures
+using ttap::human_duration;
 // "+1.234 ms" from the trace's first event (TraceReport::origin), as the LLM prompt says it.
 std::string offset_ms(const TraceReport& t, int64_t ns);
 std::string location_text(const CodeLocation& l);  // "train.py:42 (step)"
