@@ -243,6 +243,16 @@ class Checker:
                 share = g[0]["busy_ns"] / g[0]["total_ns"]
                 if abs(share - st["gpu_busy_share"]) > 0.005:
                     self.bad("steps", f"gpu_busy_share {st['gpu_busy_share']:.4f}, steps gpu busy/total {share:.4f}")
+        la = h.get("launches")
+        if la:
+            # "N launches: P% of kernels shorter than their launch call": P over the kernels
+            launched = [e for e in self.t.gpu if e["launch"] is not None]
+            kernels = [e for e in launched if e["cat"] in ("kernel", "Kernel")]
+            short = sum(1 for e in kernels if e["dur"] < e["launch"]["dur"])
+            if kernels and abs(la["short_kernel_share"] - short / len(kernels)) > 0.01:
+                self.bad("launches", f"short_kernel_share {la['short_kernel_share']:.4f}, {short} of {len(kernels)} launched kernels {short / len(kernels):.4f}")
+            if abs(la["count"] - len(launched)) > 0.02 * len(launched):
+                self.bad("launches", f"count {la['count']}, {len(launched)} GPU events with a launch call")
         rec = h.get("recoverable")
         if rec:
             total = sum(s["saved_per_step_ns"] for s in self.r["savings"])
