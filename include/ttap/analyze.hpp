@@ -151,6 +151,7 @@ std::vector<KernelRow> kernel_summary(const Trace& trace, const EventTree& tree)
 // ---- Launch statistics (HTA's cuda kernel launch stats) ---------------------------------
 struct LaunchStats {
   int64_t launches = 0;          // GPU events with a known launch
+  int64_t kernel_launches = 0;   // of them kernels (the rest copies and memsets)
   int64_t short_kernels = 0;     // kernel shorter than its launch call
   int64_t short_kernel_time = 0;
   double launch_delay_mean = 0;  // ns; delay = GPU start - launch call start

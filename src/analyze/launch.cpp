@@ -16,7 +16,9 @@ LaunchStats launch_stats(const Trace& t, const EventTree& tree) {
     ++s.launches;
     delays.push_back(t.ts[g] - t.ts[l]);
     call_time += t.dur[l];
-    if (t.category[g] == Category::Kernel && t.dur[g] < t.dur[l]) {
+    if (t.category[g] != Category::Kernel) continue;
+    ++s.kernel_launches;
+    if (t.dur[g] < t.dur[l]) {
       ++s.short_kernels;
       s.short_kernel_time += t.dur[g];
     }

@@ -53,7 +53,10 @@ Headline make_headline(const Trace& trace, const EventTree& tree) {
   }
   const LaunchStats ls = launch_stats(trace, tree);
   h.launches = ls.launches;
-  h.short_kernel_share = share(ls.short_kernels, ls.launches);
+  // A share of the kernels, as the headline reads it ("% of kernels shorter than their launch
+  // call"): copies and memsets are launched too but are never counted short (929 launches, 768
+  // of them kernels, on tracelens_vllm_b200_eager: 53.8% of launches, 65.1% of kernels).
+  h.short_kernel_share = share(ls.short_kernels, ls.kernel_launches);
   h.launch_delay_p50 = ls.launch_delay_p50;
   h.launch_delay_p95 = ls.launch_delay_p95;
   // The loader keeps one Python-args row per python_function event, so the table's size is

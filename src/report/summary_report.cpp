@@ -109,7 +109,7 @@ Table launch_table(const LaunchStats& s) {
                 {std::string("launch delay max us"), us(s.launch_delay_max)},
                 {std::string("launch call mean us"), us(s.launch_call_mean)},
                 {std::string("short kernels (shorter than their launch)"), s.short_kernels},
-                {std::string("short kernels percent"), pct(s.short_kernels, s.launches)},
+                {std::string("short kernels percent"), pct(s.short_kernels, s.kernel_launches)},
                 {std::string("short kernel time ms"), ms(s.short_kernel_time)}};
   return table;
 }
