@@ -153,6 +153,32 @@ EventId cast_of(const RuleIndex& ix, EventId op) {
   return up != kNoEvent && ix.has(up, kCastOp) ? up : kNoEvent;
 }
 
+// Whether kernel g, of category c, is FP32 GEMM/conv math on CUDA cores: a GEMM or
+// convolution kernel (not one of cuDNN's NCHW<->NHWC transposes, which run under the
+// convolution op but move memory, no math), not tensor-core math, whose op takes FP32 tensors
+// (the kernel's name says so when the op's types are not recorded).
+bool fp32_math(const RuleIndex& ix, EventId g, OpCategory c) {
+  if (c != OpCategory::GEMM && c != OpCategory::CONV_fwd && c != OpCategory::CONV_bwd) return false;
+  if (ix.has(g, kLayoutKernel) || ix.has(g, kTensorCoreKernel)) return false;
+  const std::string type = first_type(ix.t, ix.tree.owner_op(g));
+  const std::string_view n = ix.t.name_of(g);
+  return type.empty() ? (n.find("sgemm") != std::string_view::npos || n.find("scudnn") != std::string_view::npos ||
+                         n.find("float") != std::string_view::npos || n.find("f32") != std::string_view::npos)
+                      : type == "float";
+}
+
+// The advice for FP32 math on CUDA cores in `what`: autocast, or TF32 where the GPU has it
+// (Ampere and newer); before Ampere float16 needs a GradScaler.
+std::string reduced_precision_fix(const RuleIndex& ix, const std::string& what) {
+  const bool ampere = ix.compute_major >= 8;
+  return fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
+                     "{}",
+                     what, ampere ? "bfloat16" : "float16", ampere ? "" : " with a torch.cuda.amp.GradScaler",
+                     ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
+                              "torch.backends.cudnn.allow_tf32 = True)"
+                            : "");
+}
+
 // Whether `caller` is an op of torch's (aten::, the autograd engine's, a backward node): a cast
 // or a copy made inside it is the op's own, not one the step's code asks for.
 bool is_torch_op(const RuleIndex& ix, EventId caller) {
@@ -322,19 +348,12 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
     kernel_time += t.dur[g];
     const OpCategory c = ix.gpu_cat[i];
     if (c != OpCategory::GEMM && c != OpCategory::CONV_fwd && c != OpCategory::CONV_bwd) return;
-    // cuDNN's NCHW<->NHWC transposes run under the convolution op but move memory, no math:
-    // layout_conversion's, never FP32 math.
+    // cuDNN's NCHW<->NHWC transposes: layout_conversion's, never FP32 math.
     if (ix.has(g, kLayoutKernel)) return;
     matmul_time += t.dur[g];
-    if (ix.has(g, kTensorCoreKernel)) return;
-    const std::string type = first_type(t, ix.tree.owner_op(g));
-    const std::string_view n = t.name_of(g);
-    const bool fp32 = type.empty() ? (n.find("sgemm") != std::string_view::npos || n.find("scudnn") != std::string_view::npos ||
-                                      n.find("float") != std::string_view::npos || n.find("f32") != std::string_view::npos)
-                                   : type == "float";
-    if (!fp32) return;
+    if (!fp32_math(ix, g, c)) return;
     fp32_time += t.dur[g];
-    by_kernel[readable_kernel_name(n)] += t.dur[g];
+    by_kernel[readable_kernel_name(t.name_of(g))] += t.dur[g];
     if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
     f.events.push_back(g);
   });
@@ -359,14 +378,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
   // Only ops: kernels launched outside any op are named on the kernels line already.
   if (!by_op.empty()) f.evidence.push_back("ops: " + top_by_time(by_op, 3));
   f.locations = user_locations(ix, f.events);
-  const bool ampere = ix.compute_major >= 8;
-  f.fix = fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
-                      "{}",
-                      by_op.empty() ? top_key(by_kernel) : top_key(by_op), ampere ? "bfloat16" : "float16",
-                      ampere ? "" : " with a torch.cuda.amp.GradScaler",
-                      ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
-                               "torch.backends.cudnn.allow_tf32 = True)"
-                             : "");
+  f.fix = reduced_precision_fix(ix, by_op.empty() ? top_key(by_kernel) : top_key(by_op));
   out.findings.push_back(std::move(f));
 }
 
@@ -416,11 +428,43 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     const auto f = formats(contiguous);
     return f && f->first && !f->second;
   };
+  // cuDNN's transposes of channels_last tensors to NCHW and back around an FP32 kernel on CUDA
+  // cores of the same op: that FP32 kernel, kNoEvent when g is no such transpose.
+  // gpuzoo_0001, a channels_last ResNet-50 in FP32 with TF32 off, runs every convolution as
+  // nhwcToNchw, an sm80_xmma_..._nchwkcrs_nchw_..._ffma kernel, nchwToNhwc: cuDNN picks NCHW
+  // kernels for that FP32 math, and the zoo's bf16 runs (and h200_twin's TF32 one) get NHWC
+  // kernels. The op's first transpose says which way: an NCHW tensor made NHWC for the kernel
+  // (an NCHW model on tensor cores, h200_twin, hta_ddp_a100_nccl; V100's FP32 NHWC kernels,
+  // hta_ddp_cnn_v100_nsres) is one channels_last removes.
+  const auto fp32_kernel_around = [&](EventId g) {
+    const EventId op = ix.tree.owner_op(g);
+    if (!ix.has(g, kLayoutKernel) || op == kNoEvent || ix.amd || (ix.compute_major > 0 && ix.compute_major < 7))
+      return kNoEvent;
+    EventId fp32 = kNoEvent;
+    std::string_view first_transpose;
+    for (EventId call : ix.tree.children(op))  // the op's own launches, in order, and their kernels
+      for (EventId k : ix.tree.children(call)) {
+        if (t.category[k] != Category::Kernel) continue;
+        if (ix.has(k, kLayoutKernel)) {
+          if (first_transpose.empty()) first_transpose = t.name_of(k);
+        } else if (fp32 == kNoEvent && fp32_math(ix, k, categorize_gpu_event(t, ix.tree, k))) {
+          fp32 = k;
+        }
+      }
+    const bool into_nchw = first_transpose.find("nhwcToNchw") != std::string_view::npos ||
+                           first_transpose.find("nhwc2nchw") != std::string_view::npos;
+    return into_nchw ? fp32 : kNoEvent;
+  };
   int64_t conv_time = 0, conv_kernels = 0, layout_time = 0;
-  std::map<std::string, int64_t> by_op, by_kernel;
+  std::map<std::string, int64_t> by_op, by_kernel, fp32_kernels;
+  size_t for_fp32 = 0;  // conversions that fp32_kernel_around finds an FP32 kernel for
   RuleFinding f;
   each_kernel(ix, begin, end, [&](size_t i, EventId g) {
     if (conversion(g)) {
+      if (const EventId k = fp32_kernel_around(g); k != kNoEvent) {
+        ++for_fp32;
+        fp32_kernels[readable_kernel_name(t.name_of(k))] += t.dur[k];
+      }
       layout_time += t.dur[g];
       if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
       by_kernel[readable_kernel_name(t.name_of(g))] += t.dur[g];
@@ -486,8 +530,14 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     return contiguous != kNoEvent && convolution(op);
   };
   const auto back = std::count_if(f.events.begin(), f.events.end(), back_to_nchw);
-  if (back > 0 && 2 * (back + std::count_if(f.events.begin(), f.events.end(), made_by_convolution)) >
-                      static_cast<std::ptrdiff_t>(f.events.size()))
+  const auto by_convolutions = std::count_if(f.events.begin(), f.events.end(), made_by_convolution);
+  const auto most = [&](std::ptrdiff_t n) { return 2 * n > static_cast<std::ptrdiff_t>(f.events.size()); };
+  if (most(static_cast<std::ptrdiff_t>(for_fp32)))
+    f.fix = fmt::format("cuDNN converts these channels_last tensors to NCHW and back around its FP32 kernels on CUDA "
+                        "cores ({}): the conversions go with the FP32 math, so {}; cuDNN's tensor-core kernels take "
+                        "channels_last tensors as they are",
+                        top_key(fp32_kernels), reduced_precision_fix(ix, top_key(by_op)));
+  else if (back > 0 && most(back + by_convolutions))
     f.fix = "the code makes channels_last tensors NCHW again with .contiguous() (aten::contiguous on channels_last "
             "inputs): drop those calls, or call .contiguous(memory_format=torch.channels_last), so the tensors stay "
             "in the format the model's convolutions use";
