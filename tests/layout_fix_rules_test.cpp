@@ -78,4 +78,15 @@ TEST(LayoutFixRules, NchwTensorsMadeNhwcKeepTheChannelsLastFix) {
   }
 }
 
+// gpuzoo_0059, a channels_last diffusion UNet (no hook): aten::group_norm makes its channels_last
+// input NCHW itself (NativeGroupNormBackward0 its gradient), and the next convolution converts the
+// NCHW output back. No call of the code's to drop, and converting the model is what causes it.
+TEST(LayoutFixRules, GroupNormsOwnConversionsNameTheNorm) {
+  const ttap::RuleFinding f = layout_in(zoo("gpuzoo_0059_diffusion_unet_train.json.gz"), 4690949855968730, 4690949858318678);
+  EXPECT_EQ(f.fix.rfind("the conversions are group norm's", 0), 0u) << f.fix;
+  EXPECT_NE(f.fix.find("keep the model (or its blocks with GroupNorm) NCHW"), std::string::npos) << f.fix;
+  EXPECT_EQ(f.fix.find(kDropTheCalls), std::string::npos) << f.fix;
+  EXPECT_EQ(f.fix.find(kConvertOnce), std::string::npos) << f.fix;
+}
+
 }  // namespace

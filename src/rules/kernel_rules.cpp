@@ -530,6 +530,18 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     return contiguous != kNoEvent && convolution(op);
   };
   const auto back = std::count_if(f.events.begin(), f.events.end(), back_to_nchw);
+  // Group norm's own conversions: PyTorch's group_norm makes its input (its backward, the
+  // gradient too) NCHW-contiguous on the GPU whatever its format, and returns NCHW, which the
+  // next convolution converts back (aten/src/ATen/native/group_norm.cpp: only the CPU kernel
+  // keeps channels_last; gpuzoo_0059, a channels_last diffusion UNet with a GroupNorm before
+  // each convolution). Dropping no call of the code's helps there; the format does.
+  const auto made_by_group_norm = [&](EventId g) {
+    const auto [contiguous, op] = contiguous_of(g);
+    if (contiguous == kNoEvent || op == kNoEvent) return false;
+    const std::string_view by = t.name_of(op);
+    return by.find("group_norm") != std::string_view::npos || by.find("GroupNorm") != std::string_view::npos;
+  };
+  const auto norm = std::count_if(f.events.begin(), f.events.end(), made_by_group_norm);
   const auto by_convolutions = std::count_if(f.events.begin(), f.events.end(), made_by_convolution);
   const auto most = [&](std::ptrdiff_t n) { return 2 * n > static_cast<std::ptrdiff_t>(f.events.size()); };
   if (most(static_cast<std::ptrdiff_t>(for_fp32)))
@@ -541,6 +553,11 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     f.fix = "the code makes channels_last tensors NCHW again with .contiguous() (aten::contiguous on channels_last "
             "inputs): drop those calls, or call .contiguous(memory_format=torch.channels_last), so the tensors stay "
             "in the format the model's convolutions use";
+  else if (norm > 0 && most(norm + by_convolutions))
+    f.fix = "the conversions are group norm's: on the GPU PyTorch's group_norm (and its backward) makes its "
+            "channels_last input NCHW and returns NCHW, which the next convolution converts back; it has no "
+            "channels_last kernel there, so keep the model (or its blocks with GroupNorm) NCHW, without "
+            ".to(memory_format=torch.channels_last)";
   claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }
