@@ -31,17 +31,6 @@ void keep_every_op(const RuleIndex& ix, std::vector<EventId>& kernels, size_t ca
   kernels.resize(kept);
 }
 
-// Where a kernel pattern's cost lies: its kernels' time in [begin, end) and the GPU idle
-// that waits for them. Its events are cut at 256 and the gaps are no event's time, so the
-// events alone listed 16.3 ms of places for gpuzoo_0042's 31.3 ms of cast_churn.
-std::vector<Interval> kernels_and_idle(const Trace& t, const std::vector<EventId>& kernels,
-                                       const std::vector<Interval>& idle, int64_t begin, int64_t end) {
-  std::vector<Interval> where = idle;
-  for (EventId g : kernels)
-    if (std::min(end, t.end(g)) > std::max(begin, t.ts[g])) where.emplace_back(std::max(begin, t.ts[g]), std::min(end, t.end(g)));
-  return merge_intervals(std::move(where));
-}
-
 // unfused_elementwise: runs of at least kMinRun (a residual add + activation pair, or its
 // backward, is in every CNN and not worth a finding) back-to-back elementwise kernels on one
 // stream; their time as a share of kernel time: 10% fires, 40% is certain.
