@@ -89,4 +89,16 @@ TEST(LayoutFixRules, GroupNormsOwnConversionsNameTheNorm) {
   EXPECT_EQ(f.fix.find(kConvertOnce), std::string::npos) << f.fix;
 }
 
+// r3d_18 (gpuzoo_0047, Conv3d in bf16 on NCDHW inputs): cuDNN transposes them for its NDHWC
+// kernels. The fix said model.to(memory_format=torch.channels_last), which PyTorch refuses for
+// 5-D weights ("required rank 4 tensor to use channels_last format"); channels_last_3d is theirs.
+TEST(LayoutFixRules, ThreeDConvolutionsGetTheFiveDFormat) {
+  const std::vector<ttap::RuleFinding> all = layout_everywhere(zoo("gpuzoo_0047_r3d_18_inference.json.gz"));
+  EXPECT_FALSE(all.empty());
+  for (const ttap::RuleFinding& w : all) {
+    EXPECT_NE(w.fix.find("model.to(memory_format=torch.channels_last_3d)"), std::string::npos) << w.fix;
+    EXPECT_EQ(w.fix.find("torch.channels_last)"), std::string::npos) << w.fix;
+  }
+}
+
 }  // namespace

@@ -510,8 +510,19 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   if (!by_kernel.empty())
     f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + (by_op.empty() ? "" : "; under " + top_by_time(by_op, 2)));
   f.locations = user_locations(ix, f.events);
-  f.fix = "convert once: model.to(memory_format=torch.channels_last) and each input batch "
-          "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
+  // 3-D convolutions take the 5-D format: model.to(memory_format=torch.channels_last) raises
+  // "required rank 4 tensor to use channels_last format" on Conv3d weights (r3d_18, gpuzoo_0015,
+  // 0031, 0047: NCDHW inputs cuDNN transposes for its NDHWC bf16 kernels).
+  const auto five_d = [&](EventId g) {
+    const EventId op = ix.tree.owner_op(g);
+    const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
+    return a != nullptr && first_ints(t.strings.view(a->input_dims)).size() == 5;
+  };
+  f.fix = 2 * std::count_if(f.events.begin(), f.events.end(), five_d) > static_cast<std::ptrdiff_t>(f.events.size())
+              ? "convert once: model.to(memory_format=torch.channels_last_3d) and each input batch "
+                "x.to(memory_format=torch.channels_last_3d), so cuDNN's NDHWC kernels get NDHWC tensors"
+              : "convert once: model.to(memory_format=torch.channels_last) and each input batch "
+                "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
   // Where the code makes tensors NCHW, the convolutions' own conversions of their NCHW inputs
   // (aten::contiguous under them) follow from it: the two together are the pattern.
   const auto made_by_convolution = [&](EventId g) {
