@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "rules_support.hpp"
 #include "test_util.hpp"
@@ -38,14 +39,66 @@ TEST(LayoutFixRules, ContiguousOnChannelsLastOutputsIsTheCodesToDrop) {
   EXPECT_EQ(f.fix.find("model.to(memory_format"), std::string::npos) << f.fix;
 }
 
-// Conversions the code does not ask for keep the other fix: aten::group_norm making its
-// channels-last input contiguous itself (gpuzoo_0059, no hook), and cuDNN's own transposes
-// around FP32 kernels (gpuzoo_0001).
-TEST(LayoutFixRules, ConversionsInsideOpsAreNotTheCodes) {
-  const ttap::RuleFinding norm = layout_in(zoo("gpuzoo_0059_diffusion_unet_train.json.gz"), 4690949855968730, 4690949858318678);
-  EXPECT_EQ(norm.fix.find(kDropTheCalls), std::string::npos) << norm.fix;
-  const ttap::RuleFinding cudnn = layout_in(zoo("gpuzoo_0001_resnet50_inference.json.gz"), 4690836645441571, 4690836645787261);
-  EXPECT_EQ(cudnn.fix.find(kDropTheCalls), std::string::npos) << cudnn.fix;
+// The layout_conversion findings of every one of the trace's 100 windows.
+std::vector<ttap::RuleFinding> layout_everywhere(const Loaded& l) {
+  std::vector<ttap::RuleFinding> all;
+  for (auto [b, e] : l.windows) {
+    const std::vector<ttap::RuleFinding> found = l.engine->detect(b, e);
+    if (const ttap::RuleFinding* f = find_finding(found, "layout_conversion")) all.push_back(*f);
+  }
+  return all;
+}
+
+constexpr const char* kPrecision = "cuDNN converts these channels_last tensors to NCHW and back around its FP32 kernels";
+constexpr const char* kConvertOnce = "convert once: model.to(memory_format=torch.channels_last)";
+
+// gpuzoo_0001, a channels_last ResNet-50 in FP32 with TF32 off (its only mistake): cuDNN runs each
+// convolution as nhwcToNchw, an NCHW FP32 kernel on CUDA cores (..._nchwkcrs_nchw_..._ffma), then
+// nchwToNhwc. The model is channels_last already; the fix was "convert once: model.to(...)",
+// which it does. The conversions go with the FP32 math: TF32 or autocast is what helps.
+TEST(LayoutFixRules, CudnnTransposesAroundFp32KernelsNameThePrecision) {
+  const Loaded& l = zoo("gpuzoo_0001_resnet50_inference.json.gz");
+  const ttap::RuleFinding f = layout_in(l, 4690836645441571, 4690836645787261);
+  EXPECT_EQ(f.fix.rfind(kPrecision, 0), 0u) << f.fix;
+  EXPECT_NE(f.fix.find("nchwkcrs_nchw"), std::string::npos) << f.fix;
+  EXPECT_NE(f.fix.find("torch.backends.cudnn.allow_tf32 = True"), std::string::npos) << f.fix;
+  EXPECT_EQ(f.fix.find("model.to(memory_format"), std::string::npos) << f.fix;
+  const std::vector<ttap::RuleFinding> all = layout_everywhere(l);
+  EXPECT_FALSE(all.empty());
+  for (const ttap::RuleFinding& w : all) EXPECT_EQ(w.fix.rfind(kPrecision, 0), 0u) << w.fix;
+}
+
+// The other way round, NCHW tensors made NHWC for cuDNN's kernels, channels_last removes: an NCHW
+// ResNet-50 on TF32 tensor cores (h200_twin, sm90 ..._nhwckrsc_nhwc kernels; hta_ddp_a100_nccl).
+TEST(LayoutFixRules, NchwTensorsMadeNhwcKeepTheChannelsLastFix) {
+  for (const char* trace : {"h200_twin/resnet50_h200_nw0.json.gz", "hta_ddp_a100_nccl.json.gz"}) {
+    const std::vector<ttap::RuleFinding> all = layout_everywhere(ttap::rules_support::load(ttap::test::data(trace)));
+    EXPECT_FALSE(all.empty()) << trace;
+    for (const ttap::RuleFinding& w : all) EXPECT_EQ(w.fix.rfind(kConvertOnce, 0), 0u) << trace << ": " << w.fix;
+  }
+}
+
+// gpuzoo_0059, a channels_last diffusion UNet (no hook): aten::group_norm makes its channels_last
+// input NCHW itself (NativeGroupNormBackward0 its gradient), and the next convolution converts the
+// NCHW output back. No call of the code's to drop, and converting the model is what causes it.
+TEST(LayoutFixRules, GroupNormsOwnConversionsNameTheNorm) {
+  const ttap::RuleFinding f = layout_in(zoo("gpuzoo_0059_diffusion_unet_train.json.gz"), 4690949855968730, 4690949858318678);
+  EXPECT_EQ(f.fix.rfind("the conversions are group norm's", 0), 0u) << f.fix;
+  EXPECT_NE(f.fix.find("keep the model (or its blocks with GroupNorm) NCHW"), std::string::npos) << f.fix;
+  EXPECT_EQ(f.fix.find(kDropTheCalls), std::string::npos) << f.fix;
+  EXPECT_EQ(f.fix.find(kConvertOnce), std::string::npos) << f.fix;
+}
+
+// r3d_18 (gpuzoo_0047, Conv3d in bf16 on NCDHW inputs): cuDNN transposes them for its NDHWC
+// kernels. The fix said model.to(memory_format=torch.channels_last), which PyTorch refuses for
+// 5-D weights ("required rank 4 tensor to use channels_last format"); channels_last_3d is theirs.
+TEST(LayoutFixRules, ThreeDConvolutionsGetTheFiveDFormat) {
+  const std::vector<ttap::RuleFinding> all = layout_everywhere(zoo("gpuzoo_0047_r3d_18_inference.json.gz"));
+  EXPECT_FALSE(all.empty());
+  for (const ttap::RuleFinding& w : all) {
+    EXPECT_NE(w.fix.find("model.to(memory_format=torch.channels_last_3d)"), std::string::npos) << w.fix;
+    EXPECT_EQ(w.fix.find("torch.channels_last)"), std::string::npos) << w.fix;
+  }
 }
 
 }  // namespace

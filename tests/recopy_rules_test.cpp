@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "rules_support.hpp"
 #include "test_util.hpp"
+#include "ttap/analyze.hpp"
 
 namespace {
 
@@ -68,6 +70,30 @@ TEST(RecopyRules, LaunchBoundLeavesTheCopiesGaps) {
   EXPECT_GE(copy->cost, 100'000) << window_text(*w);
   const Finding* launch = finding_of(*w, "launch_bound");
   EXPECT_TRUE(launch == nullptr || launch->cost < copy->cost) << window_text(*w);
+}
+
+// Where the copies' cost lies is what the finding's spans say: the copies' time in the window
+// and the launch gaps they end, as for cast_churn's casts launched one by one. The finding had no
+// spans (its extent was the copies' events widened by hand to the first and last gap), so what
+// reads them (the steady state's grouped finding, cost_in_graph_capture) saw the copies' own GPU
+// time only, not the 303 us of idle that is most of the 317 us it costs in gpuzoo_0070's first
+// window.
+TEST(RecopyRules, TheCostLiesInTheCopiesAndTheGapsTheyEnd) {
+  const Loaded& l = rules_support::load(test::data("gpu_zoo/gpuzoo_0070_retinanet_resnet50_fpn_inference.json.gz"));
+  int windows = 0;
+  for (auto [b, e] : l.windows) {
+    const std::vector<RuleFinding> found = l.engine->detect(b, e);
+    const RuleFinding* copy = rules_support::find_finding(found, "redundant_copy");
+    if (copy == nullptr) continue;
+    ++windows;
+    ASSERT_FALSE(copy->spans.empty()) << rules_support::findings_text({*copy});
+    EXPECT_EQ(total_length(copy->spans), copy->cost) << rules_support::findings_text({*copy});
+    EXPECT_GE(copy->spans.front().first, b);
+    EXPECT_LE(copy->spans.back().second, e);
+    EXPECT_EQ(copy->begin, copy->spans.front().first);
+    EXPECT_EQ(copy->end, copy->spans.back().second);
+  }
+  EXPECT_EQ(windows, 2);  // the two steps' copies
 }
 
 // DDP copies each gradient into its bucket with copy_ (no clone), same-size copies back to

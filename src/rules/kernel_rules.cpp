@@ -31,17 +31,6 @@ void keep_every_op(const RuleIndex& ix, std::vector<EventId>& kernels, size_t ca
   kernels.resize(kept);
 }
 
-// Where a kernel pattern's cost lies: its kernels' time in [begin, end) and the GPU idle
-// that waits for them. Its events are cut at 256 and the gaps are no event's time, so the
-// events alone listed 16.3 ms of places for gpuzoo_0042's 31.3 ms of cast_churn.
-std::vector<Interval> kernels_and_idle(const Trace& t, const std::vector<EventId>& kernels,
-                                       const std::vector<Interval>& idle, int64_t begin, int64_t end) {
-  std::vector<Interval> where = idle;
-  for (EventId g : kernels)
-    if (std::min(end, t.end(g)) > std::max(begin, t.ts[g])) where.emplace_back(std::max(begin, t.ts[g]), std::min(end, t.end(g)));
-  return merge_intervals(std::move(where));
-}
-
 // unfused_elementwise: runs of at least kMinRun (a residual add + activation pair, or its
 // backward, is in every CNN and not worth a finding) back-to-back elementwise kernels on one
 // stream; their time as a share of kernel time: 10% fires, 40% is certain.
@@ -151,6 +140,32 @@ EventId cast_of(const RuleIndex& ix, EventId op) {
   if (ix.has(op, kCastOp)) return op;
   const EventId up = ix.tree.parent(op);
   return up != kNoEvent && ix.has(up, kCastOp) ? up : kNoEvent;
+}
+
+// Whether kernel g, of category c, is FP32 GEMM/conv math on CUDA cores: a GEMM or
+// convolution kernel (not one of cuDNN's NCHW<->NHWC transposes, which run under the
+// convolution op but move memory, no math), not tensor-core math, whose op takes FP32 tensors
+// (the kernel's name says so when the op's types are not recorded).
+bool fp32_math(const RuleIndex& ix, EventId g, OpCategory c) {
+  if (c != OpCategory::GEMM && c != OpCategory::CONV_fwd && c != OpCategory::CONV_bwd) return false;
+  if (ix.has(g, kLayoutKernel) || ix.has(g, kTensorCoreKernel)) return false;
+  const std::string type = first_type(ix.t, ix.tree.owner_op(g));
+  const std::string_view n = ix.t.name_of(g);
+  return type.empty() ? (n.find("sgemm") != std::string_view::npos || n.find("scudnn") != std::string_view::npos ||
+                         n.find("float") != std::string_view::npos || n.find("f32") != std::string_view::npos)
+                      : type == "float";
+}
+
+// The advice for FP32 math on CUDA cores in `what`: autocast, or TF32 where the GPU has it
+// (Ampere and newer); before Ampere float16 needs a GradScaler.
+std::string reduced_precision_fix(const RuleIndex& ix, const std::string& what) {
+  const bool ampere = ix.compute_major >= 8;
+  return fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
+                     "{}",
+                     what, ampere ? "bfloat16" : "float16", ampere ? "" : " with a torch.cuda.amp.GradScaler",
+                     ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
+                              "torch.backends.cudnn.allow_tf32 = True)"
+                            : "");
 }
 
 // Whether `caller` is an op of torch's (aten::, the autograd engine's, a backward node): a cast
@@ -322,19 +337,12 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
     kernel_time += t.dur[g];
     const OpCategory c = ix.gpu_cat[i];
     if (c != OpCategory::GEMM && c != OpCategory::CONV_fwd && c != OpCategory::CONV_bwd) return;
-    // cuDNN's NCHW<->NHWC transposes run under the convolution op but move memory, no math:
-    // layout_conversion's, never FP32 math.
+    // cuDNN's NCHW<->NHWC transposes: layout_conversion's, never FP32 math.
     if (ix.has(g, kLayoutKernel)) return;
     matmul_time += t.dur[g];
-    if (ix.has(g, kTensorCoreKernel)) return;
-    const std::string type = first_type(t, ix.tree.owner_op(g));
-    const std::string_view n = t.name_of(g);
-    const bool fp32 = type.empty() ? (n.find("sgemm") != std::string_view::npos || n.find("scudnn") != std::string_view::npos ||
-                                      n.find("float") != std::string_view::npos || n.find("f32") != std::string_view::npos)
-                                   : type == "float";
-    if (!fp32) return;
+    if (!fp32_math(ix, g, c)) return;
     fp32_time += t.dur[g];
-    by_kernel[readable_kernel_name(n)] += t.dur[g];
+    by_kernel[readable_kernel_name(t.name_of(g))] += t.dur[g];
     if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
     f.events.push_back(g);
   });
@@ -359,14 +367,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
   // Only ops: kernels launched outside any op are named on the kernels line already.
   if (!by_op.empty()) f.evidence.push_back("ops: " + top_by_time(by_op, 3));
   f.locations = user_locations(ix, f.events);
-  const bool ampere = ix.compute_major >= 8;
-  f.fix = fmt::format("run {} in reduced precision: wrap forward and loss in torch.autocast(\"cuda\", dtype=torch.{}){}"
-                      "{}",
-                      by_op.empty() ? top_key(by_kernel) : top_key(by_op), ampere ? "bfloat16" : "float16",
-                      ampere ? "" : " with a torch.cuda.amp.GradScaler",
-                      ampere ? ", or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
-                               "torch.backends.cudnn.allow_tf32 = True)"
-                             : "");
+  f.fix = reduced_precision_fix(ix, by_op.empty() ? top_key(by_kernel) : top_key(by_op));
   out.findings.push_back(std::move(f));
 }
 
@@ -416,11 +417,43 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     const auto f = formats(contiguous);
     return f && f->first && !f->second;
   };
+  // cuDNN's transposes of channels_last tensors to NCHW and back around an FP32 kernel on CUDA
+  // cores of the same op: that FP32 kernel, kNoEvent when g is no such transpose.
+  // gpuzoo_0001, a channels_last ResNet-50 in FP32 with TF32 off, runs every convolution as
+  // nhwcToNchw, an sm80_xmma_..._nchwkcrs_nchw_..._ffma kernel, nchwToNhwc: cuDNN picks NCHW
+  // kernels for that FP32 math, and the zoo's bf16 runs (and h200_twin's TF32 one) get NHWC
+  // kernels. The op's first transpose says which way: an NCHW tensor made NHWC for the kernel
+  // (an NCHW model on tensor cores, h200_twin, hta_ddp_a100_nccl; V100's FP32 NHWC kernels,
+  // hta_ddp_cnn_v100_nsres) is one channels_last removes.
+  const auto fp32_kernel_around = [&](EventId g) {
+    const EventId op = ix.tree.owner_op(g);
+    if (!ix.has(g, kLayoutKernel) || op == kNoEvent || ix.amd || (ix.compute_major > 0 && ix.compute_major < 7))
+      return kNoEvent;
+    EventId fp32 = kNoEvent;
+    std::string_view first_transpose;
+    for (EventId call : ix.tree.children(op))  // the op's own launches, in order, and their kernels
+      for (EventId k : ix.tree.children(call)) {
+        if (t.category[k] != Category::Kernel) continue;
+        if (ix.has(k, kLayoutKernel)) {
+          if (first_transpose.empty()) first_transpose = t.name_of(k);
+        } else if (fp32 == kNoEvent && fp32_math(ix, k, categorize_gpu_event(t, ix.tree, k))) {
+          fp32 = k;
+        }
+      }
+    const bool into_nchw = first_transpose.find("nhwcToNchw") != std::string_view::npos ||
+                           first_transpose.find("nhwc2nchw") != std::string_view::npos;
+    return into_nchw ? fp32 : kNoEvent;
+  };
   int64_t conv_time = 0, conv_kernels = 0, layout_time = 0;
-  std::map<std::string, int64_t> by_op, by_kernel;
+  std::map<std::string, int64_t> by_op, by_kernel, fp32_kernels;
+  size_t for_fp32 = 0;  // conversions that fp32_kernel_around finds an FP32 kernel for
   RuleFinding f;
   each_kernel(ix, begin, end, [&](size_t i, EventId g) {
     if (conversion(g)) {
+      if (const EventId k = fp32_kernel_around(g); k != kNoEvent) {
+        ++for_fp32;
+        fp32_kernels[readable_kernel_name(t.name_of(k))] += t.dur[k];
+      }
       layout_time += t.dur[g];
       if (const EventId op = ix.tree.owner_op(g); op != kNoEvent) by_op[std::string(t.name_of(op))] += t.dur[g];
       by_kernel[readable_kernel_name(t.name_of(g))] += t.dur[g];
@@ -477,8 +510,19 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   if (!by_kernel.empty())
     f.evidence.push_back("kernels: " + top_by_time(by_kernel, 2) + (by_op.empty() ? "" : "; under " + top_by_time(by_op, 2)));
   f.locations = user_locations(ix, f.events);
-  f.fix = "convert once: model.to(memory_format=torch.channels_last) and each input batch "
-          "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
+  // 3-D convolutions take the 5-D format: model.to(memory_format=torch.channels_last) raises
+  // "required rank 4 tensor to use channels_last format" on Conv3d weights (r3d_18, gpuzoo_0015,
+  // 0031, 0047: NCDHW inputs cuDNN transposes for its NDHWC bf16 kernels).
+  const auto five_d = [&](EventId g) {
+    const EventId op = ix.tree.owner_op(g);
+    const OpArgs* a = op == kNoEvent ? nullptr : t.op(op);
+    return a != nullptr && first_ints(t.strings.view(a->input_dims)).size() == 5;
+  };
+  f.fix = 2 * std::count_if(f.events.begin(), f.events.end(), five_d) > static_cast<std::ptrdiff_t>(f.events.size())
+              ? "convert once: model.to(memory_format=torch.channels_last_3d) and each input batch "
+                "x.to(memory_format=torch.channels_last_3d), so cuDNN's NDHWC kernels get NDHWC tensors"
+              : "convert once: model.to(memory_format=torch.channels_last) and each input batch "
+                "x.to(memory_format=torch.channels_last), so cuDNN's NHWC kernels get NHWC tensors";
   // Where the code makes tensors NCHW, the convolutions' own conversions of their NCHW inputs
   // (aten::contiguous under them) follow from it: the two together are the pattern.
   const auto made_by_convolution = [&](EventId g) {
@@ -486,11 +530,34 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     return contiguous != kNoEvent && convolution(op);
   };
   const auto back = std::count_if(f.events.begin(), f.events.end(), back_to_nchw);
-  if (back > 0 && 2 * (back + std::count_if(f.events.begin(), f.events.end(), made_by_convolution)) >
-                      static_cast<std::ptrdiff_t>(f.events.size()))
+  // Group norm's own conversions: PyTorch's group_norm makes its input (its backward, the
+  // gradient too) NCHW-contiguous on the GPU whatever its format, and returns NCHW, which the
+  // next convolution converts back (aten/src/ATen/native/group_norm.cpp: only the CPU kernel
+  // keeps channels_last; gpuzoo_0059, a channels_last diffusion UNet with a GroupNorm before
+  // each convolution). Dropping no call of the code's helps there; the format does.
+  const auto made_by_group_norm = [&](EventId g) {
+    const auto [contiguous, op] = contiguous_of(g);
+    if (contiguous == kNoEvent || op == kNoEvent) return false;
+    const std::string_view by = t.name_of(op);
+    return by.find("group_norm") != std::string_view::npos || by.find("GroupNorm") != std::string_view::npos;
+  };
+  const auto norm = std::count_if(f.events.begin(), f.events.end(), made_by_group_norm);
+  const auto by_convolutions = std::count_if(f.events.begin(), f.events.end(), made_by_convolution);
+  const auto most = [&](std::ptrdiff_t n) { return 2 * n > static_cast<std::ptrdiff_t>(f.events.size()); };
+  if (most(static_cast<std::ptrdiff_t>(for_fp32)))
+    f.fix = fmt::format("cuDNN converts these channels_last tensors to NCHW and back around its FP32 kernels on CUDA "
+                        "cores ({}): the conversions go with the FP32 math, so {}; cuDNN's tensor-core kernels take "
+                        "channels_last tensors as they are",
+                        top_key(fp32_kernels), reduced_precision_fix(ix, top_key(by_op)));
+  else if (back > 0 && most(back + by_convolutions))
     f.fix = "the code makes channels_last tensors NCHW again with .contiguous() (aten::contiguous on channels_last "
             "inputs): drop those calls, or call .contiguous(memory_format=torch.channels_last), so the tensors stay "
             "in the format the model's convolutions use";
+  else if (norm > 0 && most(norm + by_convolutions))
+    f.fix = "the conversions are group norm's: on the GPU PyTorch's group_norm (and its backward) makes its "
+            "channels_last input NCHW and returns NCHW, which the next convolution converts back; it has no "
+            "channels_last kernel there, so keep the model (or its blocks with GroupNorm) NCHW, without "
+            ".to(memory_format=torch.channels_last)";
   claim_launch_gaps(idle, out);
   out.findings.push_back(std::move(f));
 }

@@ -538,6 +538,14 @@ void set_span(const Trace& t, RuleFinding& f) {
   for (EventId e : f.events) f.begin = std::min(f.begin, t.ts[e]), f.end = std::max(f.end, t.end(e));
 }
 
+std::vector<Interval> kernels_and_idle(const Trace& t, const std::vector<EventId>& kernels,
+                                       const std::vector<Interval>& idle, int64_t begin, int64_t end) {
+  std::vector<Interval> where = idle;
+  for (EventId g : kernels)
+    if (std::min(end, t.end(g)) > std::max(begin, t.ts[g])) where.emplace_back(std::max(begin, t.ts[g]), std::min(end, t.end(g)));
+  return merge_intervals(std::move(where));
+}
+
 int64_t covered(const std::vector<Interval>& merged, int64_t b, int64_t e) {
   if (e <= b) return 0;
   auto it = std::lower_bound(merged.begin(), merged.end(), b, [](const Interval& iv, int64_t x) { return iv.second <= x; });

@@ -746,11 +746,10 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
     if (f.events.empty()) f.events = kernels_ending(ix, gaps, idle);  // only the wait shows here
   }
   f.cost = time + (idle_fires ? recopy_idle : 0);
+  // Where that cost lies, as cast_churn (copies launched one by one too) says it: the copies'
+  // time in the range and the launch gaps gaps_caused_by gave them; the extent follows.
+  f.spans = kernels_and_idle(t, f.events, idle_fires ? idle : std::vector<Interval>{}, begin, end);
   set_span(t, f);
-  if (idle_fires && !idle.empty()) {
-    f.begin = std::min(f.begin, idle.front().first);
-    f.end = std::max(f.end, idle.back().second);
-  }
   if (large_fires) {
     // The kinds there are ("3 Memcpy DtoD", not "3 Memcpy DtoD, 0 contiguous/clone kernels").
     std::string kinds = dtod > 0 ? fmt::format("{} Memcpy DtoD", dtod) : "";
