@@ -481,16 +481,11 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
   f.confidence = std::max(kernels_fire ? confidence_between(share, kLayoutFireShare, kLayoutStrongShare) : 0.0,
                           idle_fires ? confidence_between(idle_share, kLayoutIdleFireShare, kLayoutIdleStrongShare) : 0.0);
   f.cost = std::min(layout_time + waited, end - begin);
-  if (f.events.empty()) {
-    // Only the wait shows here: the conversions' kernels arrive after the range.
-    f.events = kernels_ending(ix, gaps, idle);
-    f.spans = idle;
-    f.begin = idle.front().first;
-    f.end = idle.back().second;
-  } else {
-    set_span(t, f);
-    if (!idle.empty()) f.begin = std::min(f.begin, idle.front().first), f.end = std::max(f.end, idle.back().second);
-  }
+  // Where that cost lies, as for redundant_copy's and cast_churn's copies: the conversions' time
+  // in the range and the launch gaps gaps_caused_by gave them; the extent follows.
+  f.spans = kernels_and_idle(t, f.events, idle, begin, end);
+  if (f.events.empty()) f.events = kernels_ending(ix, gaps, idle);  // only the wait shows here: the kernels arrive after the range
+  set_span(t, f);
   if (kernels_fire)
     f.evidence.push_back(fmt::format("{} take{} {}, {} of the time of the convolutions they wrap ({}, {})",
                                      count_text(f.events.size(), "memory-format conversion kernel"),
