@@ -155,6 +155,9 @@ struct GroupedFinding {
   bool one_time = false;
   size_t occurrence_count = 0;       // spans over the whole steady state (at least 1)
   std::vector<Occurrence> occurrences;  // the first few, in time order
+  // Every span its cost lies in, overlaps joined (occurrences: the first few, near ones
+  // joined): what a line on the finding's own time counts over. In memory only.
+  std::vector<std::pair<int64_t, int64_t>> cost_spans;
   std::vector<int64_t> steps;        // ProfilerStep numbers it shows in, ascending
   std::vector<uint32_t> windows;     // the flagged windows that reported it, in report order
   bool steady_state = false;         // the rules across the whole steady state reported it

@@ -135,9 +135,10 @@ void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, 
 
 // On a trace recorded with Python stacks, a line on each host-side finding (gpu_idle,
 // launch_bound, cpu_bound_step) saying how much of its cost per step the Python tracer's
-// own time may be (Headline::python_tracer_per_step; python_tracer_note.cpp). Severity and
-// the gate keep the full cost: the estimate is over the whole step, not the finding's ranges.
-void note_python_tracer(TraceReport& trace);
+// own time may be: the python_function events inside its cost_spans, on the threads that
+// launch GPU work there, times Headline::python_tracer_per_event (python_tracer_note.cpp).
+// Severity and the gate keep the full cost (why: python_tracer_note.cpp).
+void note_python_tracer(TraceReport& trace, const Trace& tr, const EventTree& tree);
 
 // A group of findings that share `f`'s id, origin and one-time flag: its name, severity and
 // source from `f`, nothing counted yet.

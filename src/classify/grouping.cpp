@@ -331,6 +331,7 @@ void group_findings(TraceReport& r, const std::vector<RuleFinding>& across, cons
       }
     }
     if (spans.empty() && fallback_spans[gi]) spans.push_back(*fallback_spans[gi]);
+    g.cost_spans = occurrence_spans(spans, 0);
     spans = occurrence_spans(std::move(spans), gap);
     g.occurrence_count = std::max<size_t>(1, spans.size());
     for (const Interval& s : spans) {

@@ -167,7 +167,7 @@ TraceReport analyze_trace(const Trace& trace, const EventTree& tree, const Analy
   }
   apply_ignores(r, settings.ignores);
   group_findings(r, across, trace, tree, over_windows);
-  note_python_tracer(r);
+  note_python_tracer(r, trace, tree);
   set_present_findings(r, across, over_windows.cost, settings.ignores, trace, tree);
   apply_gate(r, settings.fail_on, settings.fail_score, settings.fail_savings);
   return r;
