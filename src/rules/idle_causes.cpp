@@ -7,7 +7,6 @@
 // work queued that it did not start (over the GPU zoo's dev recordings 12%, 26% and 36% of that
 // idle, scripts/bench/idle_gap_breakdown.py). Each of those has its own cause and its own fix.
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <map>
 
@@ -337,8 +336,7 @@ std::vector<SlowOp> slow_ops_by_name(const RuleIndex& ix, const std::vector<Even
 // aten::conv2d, aten::cudnn_convolution, aten::conv_transpose2d, miopen_convolution: "conv"
 // followed by "olution", a dimension or "_transpose"; not aten::_convert_indices_from_coo_to_csr.
 bool is_convolution(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(name);
   for (size_t at = lower.find("conv"); at != std::string::npos; at = lower.find("conv", at + 1)) {
     const std::string_view rest = std::string_view(lower).substr(at + 4);
     if (rest.starts_with("olution") || rest.starts_with("_transpose") || (!rest.empty() && rest[0] >= '1' && rest[0] <= '3'))

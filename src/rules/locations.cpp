@@ -5,7 +5,6 @@
 // everything else: not PyTorch and its sibling packages, not site-packages, not the
 // standard library, not a <built-in ...> frame or an nn.Module marker.
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <set>
 #include <tuple>
@@ -141,8 +140,7 @@ bool harness_named(std::string_view text, std::string_view separators) {
   while (b < text.size()) {
     size_t e = text.find_first_of(separators, b);
     if (e == std::string_view::npos) e = text.size();
-    std::string word(text.substr(b, e - b));
-    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string word = ascii_lower(text.substr(b, e - b));
     if (word.ends_with(".py")) word.resize(word.size() - 3);
     if (word.starts_with("profil") || word.starts_with("benchmark") || word == "timer" || word == "timing" ||
         word == "timed" || word == "timeit")

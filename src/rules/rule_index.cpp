@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <limits>
 #include <map>
@@ -517,6 +518,12 @@ std::string bytes_text(int64_t bytes) {
 }
 
 std::string pct_text(double share) { return fmt::format("{:.0f}%", share * 100.0); }
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 std::string top_key(const std::map<std::string, int64_t>& m) {
   const auto it = std::max_element(m.begin(), m.end(), [](auto& a, auto& b) { return a.second < b.second; });

@@ -223,6 +223,8 @@ double confidence_between(double signal, double fire, double strong);
 std::string dur_text(int64_t ns);
 std::string bytes_text(int64_t bytes);
 std::string pct_text(double share);
+// `s` with ASCII letters in lower case: names matched whatever their case (Conv2d, conv2d).
+std::string ascii_lower(std::string_view s);
 // The key with the most time (the first of equals), "" for none: the op or kernel an
 // evidence line names.
 std::string top_key(const std::map<std::string, int64_t>& m);
