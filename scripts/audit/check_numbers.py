@@ -560,6 +560,8 @@ def analyze(ttap, path):
     env.setdefault("TTAP_MODEL_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models"))
     out = subprocess.run([ttap, "analyze", path, "--format", "json", "--fail-on", "none", "--threads", "1"],
                          capture_output=True, text=True, env=env, check=False)
+    if not out.stdout.strip():  # a crash or a bad option: no report to check
+        sys.exit(f"{path}: ttap analyze exited {out.returncode} without a report: {out.stderr.strip()[-500:]}")
     return json.loads(out.stdout)
 
 
