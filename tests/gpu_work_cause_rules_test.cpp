@@ -58,8 +58,8 @@ TEST(GpuWorkCauseRules, Fp32ConvolutionsOnCudaCoresAreNamedFirst) {
 }
 
 // The same recording's labeled range, window by window: wherever the FP32 finding is made, the
-// cuDNN transposes (nhwcToNchw, layout_conversion's) are not counted as math, and the cost
-// stays inside the window.
+// cuDNN transposes around its kernels (nhwcToNchw) are not counted as math (its cost takes
+// them apart, fp32_conversions_rules_test.cpp), and the cost stays inside the window.
 TEST(GpuWorkCauseRules, Fp32CostStaysInsideEachWindow) {
   const Loaded& l = zoo("gpuzoo_0001_resnet50_inference.json.gz");
   size_t found_in = 0;
@@ -70,7 +70,8 @@ TEST(GpuWorkCauseRules, Fp32CostStaysInsideEachWindow) {
     if (fp32 == nullptr) continue;
     ++found_in;
     EXPECT_LE(fp32->cost, e - b) << b << "\n" << findings_text(found);
-    for (const std::string& ev : fp32->evidence) EXPECT_EQ(ev.find("ToNchw"), std::string::npos) << ev;
+    for (size_t i = 0; i < 2 && i < fp32->evidence.size(); ++i)  // the math and its kernels
+      EXPECT_EQ(fp32->evidence[i].find("ToNchw"), std::string::npos) << fp32->evidence[i];
   }
   EXPECT_GE(found_in, 20u);
 }

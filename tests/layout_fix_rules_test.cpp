@@ -49,26 +49,10 @@ std::vector<ttap::RuleFinding> layout_everywhere(const Loaded& l) {
   return all;
 }
 
-constexpr const char* kPrecision = "cuDNN converts these channels_last tensors to NCHW and back around its FP32 kernels";
 constexpr const char* kConvertOnce = "convert once: model.to(memory_format=torch.channels_last)";
 
-// gpuzoo_0001, a channels_last ResNet-50 in FP32 with TF32 off (its only mistake): cuDNN runs each
-// convolution as nhwcToNchw, an NCHW FP32 kernel on CUDA cores (..._nchwkcrs_nchw_..._ffma), then
-// nchwToNhwc. The model is channels_last already; the fix was "convert once: model.to(...)",
-// which it does. The conversions go with the FP32 math: TF32 or autocast is what helps.
-TEST(LayoutFixRules, CudnnTransposesAroundFp32KernelsNameThePrecision) {
-  const Loaded& l = zoo("gpuzoo_0001_resnet50_inference.json.gz");
-  const ttap::RuleFinding f = layout_in(l, 4690836645441571, 4690836645787261);
-  EXPECT_EQ(f.fix.rfind(kPrecision, 0), 0u) << f.fix;
-  EXPECT_NE(f.fix.find("nchwkcrs_nchw"), std::string::npos) << f.fix;
-  EXPECT_NE(f.fix.find("torch.backends.cudnn.allow_tf32 = True"), std::string::npos) << f.fix;
-  EXPECT_EQ(f.fix.find("model.to(memory_format"), std::string::npos) << f.fix;
-  const std::vector<ttap::RuleFinding> all = layout_everywhere(l);
-  EXPECT_FALSE(all.empty());
-  for (const ttap::RuleFinding& w : all) EXPECT_EQ(w.fix.rfind(kPrecision, 0), 0u) << w.fix;
-}
-
-// The other way round, NCHW tensors made NHWC for cuDNN's kernels, channels_last removes: an NCHW
+// NCHW tensors made NHWC for cuDNN's kernels, which channels_last removes (channels_last tensors
+// made NCHW for FP32 kernels are fp32_no_tensor_cores', fp32_conversions_rules_test.cpp): an NCHW
 // ResNet-50 on TF32 tensor cores (h200_twin, sm90 ..._nhwckrsc_nhwc kernels; hta_ddp_a100_nccl).
 TEST(LayoutFixRules, NchwTensorsMadeNhwcKeepTheChannelsLastFix) {
   for (const char* trace : {"h200_twin/resnet50_h200_nw0.json.gz", "hta_ddp_a100_nccl.json.gz"}) {
