@@ -4,7 +4,10 @@
 // - the HTML page gave no recoverable share, which text and md give under their findings
 //   (every trace with findings; kineto_resnet50_v100_nw0: ~40.4% of step time);
 // - the HTML page said nothing of a baseline but each listed finding's state: not the counts,
-//   not the fixed findings, not those still here below the listed ones (the controlled pair).
+//   not the fixed findings, not those still here below the listed ones (the controlled pair);
+// - JUnit failed a flagged trace whatever the gate said: kineto_resnet50_v100_nw0 with
+//   --fail-on none exits 0 and its testcase failed; with --fail-on error its failure named
+//   the warning fp32_no_tensor_cores, which does not fail that gate, beside dataloader_stall.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <fmt/format.h>
@@ -84,6 +87,30 @@ TEST(ReportFormatsAgree, HtmlGivesTheBaselineComparisonTextGives) {
     }
     EXPECT_GE(listed, 1u) << "the pair has a fixed finding one way and findings still here the other";
   }
+}
+
+// The JUnit failure is the gate's (the exit code's) verdict, naming the ids that fail it.
+TEST(ReportFormatsAgree, JunitFailsATraceExactlyWhenTheGateDoes) {
+  const std::string none = analyze({"--format", "junit", "--fail-on", "none", kNw0}).out;
+  EXPECT_EQ(analyze({"--fail-on", "none", kNw0}).exit_code, 0);
+  EXPECT_NE(none.find("failures=\"0\""), std::string::npos) << none.substr(0, 600);
+  EXPECT_EQ(none.find("<failure"), std::string::npos) << none.substr(0, 600);
+  EXPECT_NE(none.find("[error] dataloader_stall"), std::string::npos) << "the findings are listed all the same";
+
+  const ProcResult error = analyze({"--format", "junit", "--fail-on", "error", kNw0});
+  EXPECT_EQ(error.exit_code, 1);
+  const size_t message = error.out.find("<failure type=\"flagged\" message=\"");
+  ASSERT_NE(message, std::string::npos) << error.out.substr(0, 600);
+  const std::string ids = error.out.substr(message, error.out.find("\">", message) - message);
+  EXPECT_TRUE(ids.ends_with(": dataloader_stall")) << ids << ": fp32_no_tensor_cores (a warning) does not fail --fail-on error";
+
+  // A warning alone does not fail --fail-on error; the recoverable share reaches --fail-savings 5.
+  EXPECT_EQ(analyze({"--fail-on", "error", kNw4}).exit_code, 0);
+  EXPECT_EQ(analyze({"--format", "junit", "--fail-on", "error", kNw4}).out.find("<failure"), std::string::npos);
+  const ProcResult savings = analyze({"--format", "junit", "--fail-on", "none", "--fail-savings", "5", kNw4});
+  EXPECT_EQ(savings.exit_code, 1);
+  EXPECT_NE(savings.out.find("<failure type=\"savings\" message=\""), std::string::npos) << savings.out.substr(0, 600);
+  EXPECT_NE(savings.out.find("at or above --fail-savings 5\">"), std::string::npos) << savings.out.substr(0, 600);
 }
 
 }  // namespace
