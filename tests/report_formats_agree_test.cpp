@@ -7,7 +7,9 @@
 //   not the fixed findings, not those still here below the listed ones (the controlled pair);
 // - JUnit failed a flagged trace whatever the gate said: kineto_resnet50_v100_nw0 with
 //   --fail-on none exits 0 and its testcase failed; with --fail-on error its failure named
-//   the warning fp32_no_tensor_cores, which does not fail that gate, beside dataloader_stall.
+//   the warning fp32_no_tensor_cores, which does not fail that gate, beside dataloader_stall;
+// - SARIF gave a worse or better finding's baseline share as "% of step time there" where the
+//   baseline had no steps (tracelens_vllm_b200_eager against tracelens_xdit_flux1_capture).
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <fmt/format.h>
@@ -111,6 +113,26 @@ TEST(ReportFormatsAgree, JunitFailsATraceExactlyWhenTheGateDoes) {
   EXPECT_EQ(savings.exit_code, 1);
   EXPECT_NE(savings.out.find("<failure type=\"savings\" message=\""), std::string::npos) << savings.out.substr(0, 600);
   EXPECT_NE(savings.out.find("at or above --fail-savings 5\">"), std::string::npos) << savings.out.substr(0, 600);
+}
+
+// Neither vLLM's eager run nor xDiT's capture has steps: each share is of the steady state,
+// as the JSON's null baseline_cost_per_step_ns and the text's "baseline 2.8%" say.
+TEST(ReportFormatsAgree, SarifGivesTheBaselineShareOfWhatTheBaselineHad) {
+  const std::string base = scratch() + "/formats_agree_xdit.json";
+  ASSERT_EQ(analyze({"--format", "json", "--fail-on", "none", "-o", base, data_path("tracelens_xdit_flux1_capture.json.gz")}).exit_code, 0);
+  const ProcResult sarif = analyze({"--format", "sarif", "--baseline", base, data_path("tracelens_vllm_b200_eager.json.gz")});
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  ASSERT_EQ(p.parse(sarif.out).get(doc), simdjson::SUCCESS) << sarif.err;
+  size_t compared = 0;
+  for (simdjson::dom::element r : doc["runs"].at(0)["results"].get_array()) {
+    const std::string text{std::string_view(r["message"]["text"])};
+    if (text.find(" than the baseline (") == std::string::npos) continue;
+    ++compared;
+    EXPECT_EQ(text.find("% of step time there)"), std::string::npos) << text;
+    EXPECT_NE(text.find("% of the steady state there)"), std::string::npos) << text;
+  }
+  EXPECT_GE(compared, 1u) << "launch_bound and cpu_bound_step are better than xDiT's";
 }
 
 }  // namespace
