@@ -264,11 +264,12 @@ def parse_text(out):
             elif cur is not None and line.startswith("      "):
                 cur["lines"].append(line[6:])
         elif section == "baseline":
-            m = re.match(r"^    fixed (\S+)(?: at (.*?))?: (.*) \(was (.*)\)$", line)
+            # an origin may hold ": " ("model.py(10681): call"); a catalog name holds neither ":" nor "("
+            m = re.match(r"^    fixed (\S+)(?: at (.*?))?: ([^:(]*) \(was (.*)\)$", line)
             if m:
                 doc["fixed"].append({"id": m.group(1), "origin": m.group(2) or "", "cost": m.group(4)})
                 continue
-            m = re.match(r"^    (worse|better|unchanged) (\S+)(?: at (.*?))?: .*, still here below this report's findings: (.*) \(was (.*)\)$",
+            m = re.match(r"^    (worse|better|unchanged) (\S+)(?: at (.*?))?: [^:(]*, still here below this report's findings: (.*) \(was (.*)\)$",
                          line)
             if m:
                 doc["still"].append({"state": m.group(1), "id": m.group(2), "origin": m.group(3) or "", "cost": m.group(4)})
