@@ -68,7 +68,7 @@ def close_pct(claimed_text, actual_fraction):
 
 
 class Checker:
-    def __init__(self, trace, quiet=False):
+    def __init__(self, trace):
         self.trace = trace
         self.mismatches = 0
 
@@ -753,7 +753,10 @@ def run(ttap, trace, fmt, args):
     env = dict(os.environ)
     env.setdefault("TTAP_MODEL_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models"))
     env["NO_COLOR"] = "1"
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    except OSError as e:  # a binary being relinked: said as a run with no report
+        return f"not run ({e.strerror})", ""
     return p.returncode, p.stdout
 
 
@@ -788,8 +791,15 @@ def main():
     ap.add_argument("--ttap", default="build/ttap")
     ap.add_argument("--args", default="", help="options for every `ttap analyze` run, e.g. \"--scorer rules --fail-on warning\"")
     ap.add_argument("--baseline", help="a baseline (report or trace) for every run")
-    ap.add_argument("traces", nargs="+")
+    ap.add_argument("--omitted", action="store_true", help="print what each format leaves out on purpose, and why")
+    ap.add_argument("traces", nargs="*")
     a = ap.parse_args()
+    if a.omitted:
+        for (fmt, field), why in sorted(OMITTED.items()):
+            print(f"{fmt}\t{field}\t{why}")
+        return
+    if not a.traces:
+        ap.error("no trace given")
     args = shlex.split(a.args) + (["--baseline", a.baseline] if a.baseline else [])
     total, broken = 0, 0
     for trace in a.traces:
