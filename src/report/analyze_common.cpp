@@ -222,6 +222,11 @@ std::string baseline_counts_text(const TraceReport& t) {
                      count_state(t.findings, BaselineState::unchanged), t.fixed.size(), below);
 }
 
+std::string recoverable_text(const TraceReport& t) {
+  return fmt::format("Fixing every finding would recover ~{:.1f}% of {}.", 100.0 * t.recoverable_share,
+                     t.headline.steps > 0 ? "step time" : "the steady state");
+}
+
 std::vector<std::string> finding_ids(const TraceReport& t) {
   std::vector<std::string> ids;  // the grouped findings are ranked already
   for (const GroupedFinding& g : t.findings)

@@ -37,6 +37,8 @@ std::vector<std::string> occurrence_ranges(const TraceReport& t, const GroupedFi
 size_t count_state(const std::vector<GroupedFinding>& groups, BaselineState state);
 // "1 new, 0 worse, 2 better, 1 unchanged, 0 fixed" for a trace compared with a baseline.
 std::string baseline_counts_text(const TraceReport& t);
+// "Fixing every finding would recover ~40.4% of step time." (TraceReport::recoverable_share).
+std::string recoverable_text(const TraceReport& t);
 // What every renderer says of a one-time finding (GroupedFinding::one_time): why it is info
 // and neither in the recoverable share nor gated on.
 inline constexpr std::string_view kOneTimeText =

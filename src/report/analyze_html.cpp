@@ -55,6 +55,29 @@ std::string timeline_svg(const TraceReport& t) {
   return svg;
 }
 
+// The comparison with a baseline as text and md give it: the counts, what was fixed and
+// what is still here below the listed findings (the panel marks each listed one's state).
+void render_baseline(std::string& out, const TraceReport& t) {
+  if (t.baseline.empty()) return;
+  out += fmt::format("<p class=\"baseline\">Against the baseline <code>{}</code>: {}.</p>\n", esc(t.baseline),
+                     esc(baseline_counts_text(t)));
+  const auto origin = [](const GroupedFinding& g) { return g.origin.empty() ? "" : " in <code>" + esc(g.origin) + "</code>"; };
+  if (!t.fixed.empty()) {
+    out += "<p>Fixed since the baseline:</p>\n<ul class=\"fixed\">\n";
+    for (const GroupedFinding& g : t.fixed)
+      out += fmt::format("<li><code>{}</code>{}: {} (was <span class=\"cost\">{}</span>)</li>\n", esc(g.id), origin(g), esc(g.name),
+                         esc(group_cost_text(g)));
+    out += "</ul>\n";
+  }
+  if (!t.still_present.empty()) {
+    out += "<p>Still here from the baseline, below this report's findings:</p>\n<ul class=\"still-present\">\n";
+    for (const GroupedFinding& g : t.still_present)
+      out += fmt::format("<li>{} <code>{}</code>{}: {}: <span class=\"cost\">{}</span> (was {})</li>\n", baseline_state_name(g.baseline),
+                         esc(g.id), origin(g), esc(g.name), esc(group_cost_text(g)), esc(baseline_cost_text(g)));
+    out += "</ul>\n";
+  }
+}
+
 void render_trace(std::string& out, const TraceReport& t, size_t index) {
   out += fmt::format("<section class=\"trace {}\">\n<h2>{} <span class=\"verdict\">{}</span></h2>\n", verdict_name(t.verdict), esc(t.path),
                      verdict_name(t.verdict));
@@ -71,6 +94,7 @@ void render_trace(std::string& out, const TraceReport& t, size_t index) {
   out += "</ul>\n";
   const std::string panel = html_timeline_section(t, std::to_string(index));
   out += panel;
+  render_baseline(out, t);
   if (!t.windows.empty()) {
     out += "<p class=\"legend\">Window score <span class=\"sw score\"></span> (flagged <span class=\"sw flagged\"></span>), "
            "GPU busy <span class=\"sw busy\"></span></p>\n";

@@ -1,18 +1,31 @@
 // JUnit XML, which every CI system can display: one testcase per trace, its grouped
-// findings in the body. A flagged trace (a finding of severity warning or above, or the
-// score at --fail-score) is a failure; against a baseline, only a trace with a new or worse
-// finding of severity warning or above. One that could not be analyzed is an error; the
-// exit code is the gate's (--fail-on) business.
+// findings in the body. A testcase fails when its trace fails the gate, as the exit code
+// says (--fail-on: a finding at or above it, against a baseline only a new or worse one;
+// --fail-score; --fail-savings): with --fail-on none a flagged trace is no failure, and one
+// whose recoverable share reaches --fail-savings is one. One that could not be analyzed is
+// an error.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "analyze_common.hpp"
 
 namespace ttap {
 
 using namespace analyze_render;
+
+namespace {
+
+// Whether a finding of this severity fails the gate --fail-on names (none, warning, error).
+bool fails_on(std::string_view fail_on, Severity s) {
+  if (fail_on == "error") return s >= Severity::error;
+  if (fail_on == "warning") return s >= Severity::warning;
+  return false;
+}
+
+}  // namespace
 
 std::string render_analyze_junit(const Report& report) {
   const Counts c = count(report);
@@ -39,14 +52,14 @@ std::string render_analyze_junit(const Report& report) {
       if (!g.fix.empty()) body += fmt::format("  fix: {}\n", g.fix);
     }
     if (!t.baseline.empty()) body += fmt::format("against the baseline {}: {}\n", t.baseline, baseline_counts_text(t));
-    // Against a baseline only what is new or worse fails; without one, a flagged trace.
+    // The ids that fail the gate: at or above --fail-on; against a baseline, new or worse.
+    // Neither an id only the LLM names nor one-time capture work is gated on (gate.cpp).
     std::vector<std::string> failing;
     for (const GroupedFinding& g : t.findings)
-      if ((t.baseline.empty() || is_new_or_worse(g)) && g.severity >= Severity::warning &&
-          std::find(failing.begin(), failing.end(), g.id) == failing.end())
+      if (fails_on(report.settings.fail_on, g.severity) && g.source != "llm" && !g.one_time &&
+          (t.baseline.empty() || is_new_or_worse(g)) && std::find(failing.begin(), failing.end(), g.id) == failing.end())
         failing.push_back(g.id);
-    const bool fails = t.baseline.empty() ? t.verdict == Verdict::flagged : !failing.empty();
-    if (!fails) {
+    if (!t.gate_failed) {
       cases += body.empty() ? "/>\n" : fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(body));
       continue;
     }
@@ -54,8 +67,15 @@ std::string render_analyze_junit(const Report& report) {
     std::string message = t.baseline.empty() ? fmt::format("{} finding(s), score {:.2f}", finding_count(t), t.score)
                                               : fmt::format("{} against the baseline", baseline_counts_text(t));
     if (!failing.empty()) message += ": " + fmt::format("{}", fmt::join(failing, ", "));
-    cases += fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                         t.baseline.empty() ? "flagged" : "new or worse", xml_escape(message), xml_escape(body));
+    // The other gates, when they are what failed it.
+    const ReportSettings& gate = report.settings;
+    const bool score_high = gate.fail_score && t.score >= *gate.fail_score;
+    if (score_high) message += fmt::format("; score at or above --fail-score {}", *gate.fail_score);
+    if (gate.fail_savings && 100.0 * t.recoverable_share >= *gate.fail_savings)
+      message += fmt::format("; recoverable ~{:.1f}% at or above --fail-savings {}", 100.0 * t.recoverable_share, *gate.fail_savings);
+    const char* type = failing.empty() ? (score_high ? "flagged" : "savings") : t.baseline.empty() ? "flagged" : "new or worse";
+    cases += fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n", type, xml_escape(message),
+                         xml_escape(body));
   }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -48,8 +48,7 @@ void render_trace(std::string& out, const TraceReport& t) {
                                                                        : std::string(baseline_state_name(g.baseline)))
                             : "");
     }
-    out += fmt::format("\nFixing every finding would recover ~{:.1f}% of {}.\n\n", 100.0 * t.recoverable_share,
-                       t.headline.steps > 0 ? "step time" : "the steady state");
+    out += fmt::format("\n{}\n\n", recoverable_text(t));
     for (size_t i = 0; i < t.findings.size(); ++i) {
       const GroupedFinding& g = t.findings[i];
       if (g.evidence.empty() && g.explanation.empty()) continue;

@@ -107,7 +107,10 @@ std::string html_timeline_section(const TraceReport& t, const std::string& key) 
     if (!g.fix.empty()) out += "<p class=\"fix\">Fix: " + xml_escape(g.fix) + "</p>";
     out += "</details></li>\n";
   }
-  out += "</ol>\n</div>\n";
+  out += "</ol>\n";
+  // The total the text and md reports give under their findings.
+  if (!t.findings.empty()) out += fmt::format("<p class=\"recoverable\">{}</p>\n", xml_escape(recoverable_text(t)));
+  out += "</div>\n";
   if (lanes)
     out += fmt::format("<script type=\"application/json\" class=\"tl-data\" id=\"tl-{}-data\">{}</script>\n", key,
                        script_safe(timeline_json(t)));
