@@ -357,7 +357,8 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   int64_t unprofiled_ns = 0;
   EventId unprofiled_read = kNoEvent;
   for (size_t pi = 0; pi < pieces.size(); ++pi) {
-    const auto [b, e] = pieces[pi];
+    // Named, not a structured binding: the lambdas below use them, which clang 14 refuses.
+    const int64_t b = pieces[pi].first, e = pieces[pi].second;
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
     // but is slow to get there (host contention, a first call) is not "work that launches
     // nothing": gpu_idle reports those with what the host did.
