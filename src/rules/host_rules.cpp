@@ -617,7 +617,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   const int64_t ctx_b = std::min(begin, mid - kLaunchContext / 2), ctx_e = std::max(end, mid + kLaunchContext / 2);
   auto [lo, hi] = ix.gpu_range(ctx_b, ctx_e);
   size_t kernels = 0, short_kernels = 0, left_out = 0;
-  int64_t call_time = 0, kernel_time = 0;
+  int64_t call_time = 0;
   std::map<std::string, int64_t> short_by_op;
   std::vector<int64_t> durs;
   for (size_t i = lo; i < hi; ++i) {
@@ -631,7 +631,6 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
       continue;
     }
     ++kernels;
-    kernel_time += t.dur[g];
     durs.push_back(t.dur[g]);
     const EventId l = ix.tree.launcher(g);
     if (l == kNoEvent) continue;
