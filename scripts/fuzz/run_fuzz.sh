@@ -8,7 +8,9 @@
 #   JOBS=1 nice bash scripts/fuzz/run_fuzz.sh 900           (on a shared machine)
 #
 # Targets (scripts/fuzz/fuzz_load.cpp): fuzz_load (JSON -> trace -> tree -> analyses),
-# fuzz_gunzip (gzip -> the same), fuzz_chunks (whole-document vs chunked parse must agree).
+# fuzz_gunzip (gzip -> the same), fuzz_chunks (whole-document vs chunked parse must agree);
+# scripts/fuzz/fuzz_analyze.cpp: fuzz_analyze (JSON -> the whole of analyze without a model
+# -> every report format -> the JSON report read back, which must render the same).
 # Findings (crash-*, timeout-*, oom-*, leak-*) land in scripts/fuzz/crashes/TARGET-*; the
 # corpus grows in scripts/fuzz/corpus-work/TARGET/ (both gitignored); logs in
 # BUILD_DIR/fuzz-logs/. Reproduce a finding by running the target on the file:
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_load fuzz_gunzip fuzz_chunks)
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_load fuzz_gunzip fuzz_chunks fuzz_analyze)
 jobs=${JOBS:-$(nproc)}
 build=${BUILD_DIR:-build-fuzz}
 max_len=${MAX_LEN:-65536}

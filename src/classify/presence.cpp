@@ -48,7 +48,8 @@ void set_present_findings(TraceReport& r, const std::vector<RuleFinding>& across
   // cannot match it.
   for (const auto& [id, cost] : over_windows) {
     if (cost <= 0) continue;
-    if (std::any_of(out.begin(), out.end(), [&](const GroupedFinding& g) { return g.id == id && !g.one_time; })) continue;
+    // `wanted`, not `id` itself: clang 14 refuses a lambda that uses a structured binding.
+    if (std::any_of(out.begin(), out.end(), [&wanted = id](const GroupedFinding& g) { return g.id == wanted && !g.one_time; })) continue;
     Finding f;
     f.id = id;
     if (ignored(ignores, r.path, f)) continue;

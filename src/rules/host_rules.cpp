@@ -357,7 +357,8 @@ void detect_cpu_bound_step(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   int64_t unprofiled_ns = 0;
   EventId unprofiled_read = kNoEvent;
   for (size_t pi = 0; pi < pieces.size(); ++pi) {
-    const auto [b, e] = pieces[pi];
+    // Named, not a structured binding: the lambdas below use them, which clang 14 refuses.
+    const int64_t b = pieces[pi].first, e = pieces[pi].second;
     // Runtime calls (syncs, allocations) are not CPU work, and an op that launches GPU work
     // but is slow to get there (host contention, a first call) is not "work that launches
     // nothing": gpu_idle reports those with what the host did.
@@ -616,7 +617,7 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
   const int64_t ctx_b = std::min(begin, mid - kLaunchContext / 2), ctx_e = std::max(end, mid + kLaunchContext / 2);
   auto [lo, hi] = ix.gpu_range(ctx_b, ctx_e);
   size_t kernels = 0, short_kernels = 0, left_out = 0;
-  int64_t call_time = 0, kernel_time = 0;
+  int64_t call_time = 0;
   std::map<std::string, int64_t> short_by_op;
   std::vector<int64_t> durs;
   for (size_t i = lo; i < hi; ++i) {
@@ -630,7 +631,6 @@ void detect_launch_bound(const RuleIndex& ix, int64_t begin, int64_t end, Detect
       continue;
     }
     ++kernels;
-    kernel_time += t.dur[g];
     durs.push_back(t.dur[g]);
     const EventId l = ix.tree.launcher(g);
     if (l == kNoEvent) continue;

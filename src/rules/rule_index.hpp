@@ -186,7 +186,8 @@ struct RuleIndex {
   // Whether the GPU's record spans a good part of the profiled steps, so that the GPU may be
   // counted idle between the steps' edges and its first or last activity (a trace whose
   // kernels were mostly not recorded, such as graph replays, shows nothing there, not idle).
-  bool gpu_record_spans_steps() const { return 4 * (gpu_last - gpu_first) >= step_last - step_first; }
+  // In 128 bits: 4 x a span of timestamps near the loader's limits overflows int64.
+  bool gpu_record_spans_steps() const { return __int128{4} * (gpu_last - gpu_first) >= step_last - step_first; }
   bool on_primary(EventId g) const { return t.track_of(g).device == device; }
   // When the GPU can next start work after the host returns at `ts`: the first launch issued
   // at or after it, plus the idle-queue latency (`ts` itself when nothing follows).

@@ -695,7 +695,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
   const int64_t mid = begin + (end - begin) / 2;
   const int64_t ctx_b = std::min(begin, mid - kRecopyContext / 2), ctx_e = std::max(end, mid + kRecopyContext / 2);
   std::set<size_t> recopy_at;
-  int64_t recopy_time = 0, recopy_min = 0, recopy_max = 0;
+  int64_t recopy_min = 0, recopy_max = 0;
   std::map<std::string, int> recopies_by_op;
   std::vector<EventId> recopies;
   {
@@ -710,10 +710,7 @@ void detect_redundant_copy(const RuleIndex& ix, int64_t begin, int64_t end, Dete
       const int64_t b = copy->bytes;
       recopy_min = recopy_at.size() == 1 ? b : std::min(recopy_min, b);
       recopy_max = std::max(recopy_max, b);
-      if (t.ts[g] >= begin && t.ts[g] < end) {
-        recopy_time += t.dur[g];
-        recopies.push_back(g);
-      }
+      if (t.ts[g] >= begin && t.ts[g] < end) recopies.push_back(g);
     }
   }
   const std::vector<LaunchGap> gaps = launch_gaps(ix, begin, end, true);
