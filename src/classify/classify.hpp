@@ -135,8 +135,9 @@ void group_findings(TraceReport& trace, const std::vector<RuleFinding>& across, 
 
 // On a trace recorded with Python stacks, a line on each host-side finding (gpu_idle,
 // launch_bound, cpu_bound_step) saying how much of its cost per step the Python tracer's
-// own time may be: the python_function events inside its cost_spans, on the threads that
-// launch GPU work there, times Headline::python_tracer_per_event (python_tracer_note.cpp).
+// own time may be: the entries and exits of python_function calls inside its cost_spans, on
+// the threads that launch GPU work, times half Headline::python_tracer_per_event each
+// (python_tracer_note.cpp).
 // Severity and the gate keep the full cost (why: python_tracer_note.cpp).
 void note_python_tracer(TraceReport& trace, const Trace& tr, const EventTree& tree);
 

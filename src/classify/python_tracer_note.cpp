@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <iterator>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -25,38 +24,39 @@ constexpr std::array<std::string_view, 3> kHostSide = {"gpu_idle", "launch_bound
 
 using Span = std::pair<int64_t, int64_t>;
 
-// [b, e) lies wholly inside one of `spans` (sorted, disjoint).
-bool inside(const std::vector<Span>& spans, int64_t b, int64_t e) {
-  auto it = std::upper_bound(spans.begin(), spans.end(), Span{b, INT64_MAX});
-  return it != spans.begin() && std::prev(it)->first <= b && e <= std::prev(it)->second;
-}
-
-// The launches and the python_function events inside a step, in event order: what
-// calls_inside looks at, gathered once for all of a trace's findings.
-std::vector<EventId> launches_and_step_calls(const Trace& trace, const EventTree& tree) {
-  std::vector<EventId> out;
-  for (EventId e = 0; e < trace.size(); ++e) {
-    const Category c = trace.category[e];
-    if (is_launch(c) || (c == Category::PythonFunction && tree.step_of(e) >= 0)) out.push_back(e);
-  }
-  return out;
-}
-
-// The python_function events of the steps that lie inside `spans`, on the threads that launch
-// GPU work inside them (the threads the finding's host time is on): the calls whose tracing
-// lies within the finding's own time. Whole calls only, so a floor: a call around an op
-// (a module's forward) has its tracer time at its ends, outside the op's span. In analyze's report
-// on gpuzoo_0032 gpu_idle's ranges hold 1119 such calls a step and launch_bound's (launch
-// gaps and op dispatch) 5, of the 1483 the whole step has.
-int64_t calls_inside(const Trace& trace, const std::vector<EventId>& candidates, const std::vector<Span>& spans) {
+// The entry and exit timestamps of the steps' python_function calls on the threads that launch
+// GPU work (a kernel, copy or memset, by correlation), sorted: where the tracer worked on the
+// threads a host-side finding's time is on (those whose host time keeps the GPU waiting; the
+// tracer on another Python thread, the DataLoader's pin-memory one, slows them only through the
+// GIL, so it is left out of a floor). Gathered once for all of a trace's findings.
+//
+// The tracer works at a call's two ends, not along it: PyTorch's tracer
+// (torch/csrc/autograd/profiler_python.cpp, pyProfileFn, set with PyEval_SetProfile) runs on
+// each call and C call (recordPyCall/recordCCall: intern the call site, then store it with the
+// entry timestamp) and on each return or exception (store the exit timestamp), and nothing in
+// between. A module's forward around an op adds its tracer time at its two ends, wherever they
+// fall, not across the op. On gpuzoo_0032 gpu_idle's ranges hold 1699 ends a step on the main
+// thread; launch_bound's (op dispatch and launch gaps) 1: the ends lie next to them, not in them.
+std::vector<int64_t> traced_ends(const Trace& trace, const EventTree& tree) {
   std::set<TrackId> launching;
-  std::vector<EventId> calls;
-  for (EventId e : candidates) {
-    if (!inside(spans, trace.ts[e], trace.end(e))) continue;
-    if (is_launch(trace.category[e])) launching.insert(trace.track[e]);
-    else calls.push_back(e);
-  }
-  return std::count_if(calls.begin(), calls.end(), [&](EventId e) { return launching.contains(trace.track[e]); });
+  for (EventId e = 0; e < trace.size(); ++e)
+    if (is_gpu_activity(trace.category[e]) && tree.launcher(e) != kNoEvent) launching.insert(trace.track[tree.launcher(e)]);
+  std::vector<int64_t> ends;
+  for (EventId e = 0; e < trace.size(); ++e)
+    if (trace.category[e] == Category::PythonFunction && tree.step_of(e) >= 0 && launching.contains(trace.track[e])) {
+      ends.push_back(trace.ts[e]);
+      ends.push_back(trace.end(e));
+    }
+  std::sort(ends.begin(), ends.end());
+  return ends;
+}
+
+// How many of `ends` (sorted) lie inside `spans` (sorted, disjoint), either edge included.
+int64_t ends_inside(const std::vector<int64_t>& ends, const std::vector<Span>& spans) {
+  int64_t n = 0;
+  for (const auto& [b, e] : spans)
+    n += std::upper_bound(ends.begin(), ends.end(), e) - std::lower_bound(ends.begin(), ends.end(), b);
+  return n;
 }
 
 }  // namespace
@@ -70,17 +70,23 @@ void note_python_tracer(TraceReport& r, const Trace& trace, const EventTree& tre
            std::find(kHostSide.begin(), kHostSide.end(), g.id) != kHostSide.end();
   };
   if (std::none_of(r.findings.begin(), r.findings.end(), host_side)) return;
-  const std::vector<EventId> candidates = launches_and_step_calls(trace, tree);
+  const std::vector<int64_t> ends_traced = traced_ends(trace, tree);
   for (GroupedFinding& g : r.findings) {
     if (!host_side(g)) continue;
-    // Per step as the headline counts them (whole calls a step, each at the floor).
-    const int64_t calls = calls_inside(trace, candidates, g.cost_spans) / steps;
-    if (calls == 0) continue;
-    const int64_t added = calls * h.python_tracer_per_event;
+    // Per step as the headline counts them. The per-call floor is the tracer's work between a
+    // call's two timestamps (the rest of the entry hook after its timestamp, the exit hook up to
+    // its own), split evenly between the two ends (the trace cannot tell the parts apart). The
+    // hooks' work on the other side of each timestamp (interning the call site before the
+    // entry's, storing the exit after its own) is not in it.
+    const int64_t ends = ends_inside(ends_traced, g.cost_spans) / steps;
+    if (ends == 0) continue;
+    const int64_t per_end = h.python_tracer_per_event / 2;
+    const int64_t added = ends * per_end;
     // Severity and the gate keep the full cost: the floor is what the tracer took at least,
     // not what the finding would cost without it (the host may have waited anyway).
     const std::string events =
-        fmt::format("{} python_function events per step x {}, see the note above", calls, human_duration(h.python_tracer_per_event));
+        fmt::format("{} python_function call entries and exits per step x {}, each half the per-call floor in the note above",
+                    ends, human_duration(per_end));
     g.evidence.push_back(*g.cost_per_step <= added
                              ? fmt::format("the profiler may have added all of this: its Python tracer's own time inside this "
                                            "finding's ranges is at least ~{} per step ({})",
