@@ -74,6 +74,9 @@ std::vector<CodeLocation> user_code_locations(const Trace& trace, const EventTre
 // part inside the range (see clip_cost_to_range).
 Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
                    const std::vector<Saving>& savings, int64_t begin, int64_t end);
+// The same with the finding's origin given, for a caller that has its origin_times already.
+Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
+                   const std::vector<Saving>& savings, int64_t begin, int64_t end, std::string origin);
 
 // A rule may judge a pattern by its whole length (a 560 ms cudaFree that starts in a 129 ms
 // window), but what a finding costs "here" is what lies inside its range: never more than
@@ -117,6 +120,8 @@ std::string finding_origin(const RuleFinding& rule, const Trace& trace, const Ev
 // Each origin (event_origin) of a finding's events with the time its events there hold;
 // finding_origin is the one holding the most.
 std::map<std::string, int64_t> origin_times(const RuleFinding& rule, const Trace& trace, const EventTree& tree);
+// finding_origin from the finding's origin_times, `owned`.
+std::string main_origin(const RuleFinding& rule, const std::map<std::string, int64_t>& owned);
 
 // Each id's cost summed over every window (one figure per id per window, the part inside
 // it), and where it showed in them: an id's whole extent where the rules across the steady

@@ -23,6 +23,11 @@ std::optional<Saving> saving_for(const std::string& id, const std::vector<Saving
 
 Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
                    const std::vector<Saving>& savings, int64_t begin, int64_t end) {
+  return to_finding(rule, trace, tree, savings, begin, end, finding_origin(rule, trace, tree));
+}
+
+Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree& tree,
+                   const std::vector<Saving>& savings, int64_t begin, int64_t end, std::string origin) {
   Finding f;
   f.id = rule.id;
   if (const AntiPattern* ap = find_anti_pattern(rule.id)) f.name = std::string(ap->name);
@@ -41,7 +46,7 @@ Finding to_finding(const RuleFinding& rule, const Trace& trace, const EventTree&
   if (!f.one_time) f.saving = saving_for(rule.id, savings);
   f.locations = rule.locations.empty() ? user_code_locations(trace, tree, rule.events) : rule.locations;
   clip_cost_to_range(f, begin, end);
-  f.origin = finding_origin(rule, trace, tree);
+  f.origin = std::move(origin);
   return f;
 }
 

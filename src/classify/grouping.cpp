@@ -151,9 +151,12 @@ std::map<std::string, int64_t> origin_times(const RuleFinding& rule, const Trace
 }
 
 std::string finding_origin(const RuleFinding& rule, const Trace& trace, const EventTree& tree) {
+  return main_origin(rule, origin_times(rule, trace, tree));
+}
+
+std::string main_origin(const RuleFinding& rule, const std::map<std::string, int64_t>& owned) {
   // The owner of most of its events' time, not of its first event: a window's most telling
   // event varies from window to window, the op that holds the time much less.
-  const std::map<std::string, int64_t> owned = origin_times(rule, trace, tree);
   if (!owned.empty())
     return std::max_element(owned.begin(), owned.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   if (!rule.locations.empty()) return code_origin(rule.locations.front());
@@ -182,9 +185,10 @@ std::map<GroupKey, std::string> origins_folded(const TraceReport& r, const std::
   std::map<GroupKey, std::string> folded;
   for (const RuleFinding& a : across) {
     if (!fixed_for_the_whole_run(a.id)) continue;
-    const std::string main = finding_origin(a, trace, tree);
+    const std::map<std::string, int64_t> owned = origin_times(a, trace, tree);
+    const std::string main = main_origin(a, owned);
     if (!shown.count({a.id, main, a.one_time})) continue;
-    for (const auto& [origin, time] : origin_times(a, trace, tree))
+    for (const auto& [origin, time] : owned)
       if (origin != main && shown.count({a.id, origin, a.one_time})) folded.try_emplace({a.id, origin, a.one_time}, main);
   }
   return folded;

@@ -20,7 +20,8 @@ void set_present_findings(TraceReport& r, const std::vector<RuleFinding>& across
   r.present_elsewhere.clear();
   const int64_t span = r.end - r.begin;
   for (const RuleFinding& rf : across) {
-    const Finding f = to_finding(rf, trace, tree, r.savings, r.begin, r.end);
+    const std::map<std::string, int64_t> owned = origin_times(rf, trace, tree);
+    const Finding f = to_finding(rf, trace, tree, r.savings, r.begin, r.end, main_origin(rf, owned));
     if (ignored(ignores, r.path, f)) continue;
     GroupedFinding g = group_of(f);
     g.confidence = f.confidence;
@@ -30,7 +31,6 @@ void set_present_findings(TraceReport& r, const std::vector<RuleFinding>& across
     g.fix = f.fix;
     g.locations = f.locations;
     set_cost_share(g, r.headline, span);
-    const std::map<std::string, int64_t> owned = origin_times(rf, trace, tree);
     int64_t all = 0;
     for (const auto& [origin, time] : owned) all += time;
     for (const auto& [origin, time] : owned) {

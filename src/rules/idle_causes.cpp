@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "rule_index.hpp"
+#include "ttap/convolution_ops.hpp"
 
 namespace ttap::rules {
 
@@ -333,18 +334,6 @@ std::vector<SlowOp> slow_ops_by_name(const RuleIndex& ix, const std::vector<Even
   return v;
 }
 
-// aten::conv2d, aten::cudnn_convolution, aten::conv_transpose2d, miopen_convolution: "conv"
-// followed by "olution", a dimension or "_transpose"; not aten::_convert_indices_from_coo_to_csr.
-bool is_convolution(std::string_view name) {
-  const std::string lower = ascii_lower(name);
-  for (size_t at = lower.find("conv"); at != std::string::npos; at = lower.find("conv", at + 1)) {
-    const std::string_view rest = std::string_view(lower).substr(at + 4);
-    if (rest.starts_with("olution") || rest.starts_with("_transpose") || (!rest.empty() && rest[0] >= '1' && rest[0] <= '3'))
-      return true;
-  }
-  return false;
-}
-
 // The cause each of the costliest slow ops can have, from what the trace shows of it: a copy or
 // sync call inside it holding the host (a blocking copy), a convolution (cuDNN autotunes its first
 // call under torch.backends.cudnn.benchmark=True), else host work between its launches
@@ -360,7 +349,7 @@ std::string slow_ops_fix(const RuleIndex& ix, const std::vector<EventId>& ops) {
                                          dur_text(s.host), count_text(s.launches, "launch", "launches"));
     if (s.blocked >= kLongGap)
       copies.push_back(fmt::format("{}, {} in {})", held, dur_text(s.blocked), top_key(s.blocking_calls)));
-    else if (is_convolution(s.name))
+    else if (is_convolution_op(s.name))
       convolutions.push_back(held + ")");
     else
       host_work.push_back(fmt::format("{}, up to {} without one)", held, dur_text(s.longest_quiet)));

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "rule_index.hpp"
+#include "ttap/convolution_ops.hpp"
 
 namespace ttap::rules {
 
@@ -447,7 +448,7 @@ void detect_layout_conversion(const RuleIndex& ix, int64_t begin, int64_t end, D
     }
     return std::pair{contiguous, op};
   };
-  const auto convolution = [&](EventId op) { return op != kNoEvent && t.name_of(op).find("convolution") != std::string_view::npos; };
+  const auto convolution = [&](EventId op) { return op != kNoEvent && is_convolution_op(t.name_of(op)); };
   // Whether the contiguous call's input is a 4-D channels-last tensor, and the memory format it
   // asks for (its second argument, recorded: "2" is MemoryFormat::ChannelsLast); nullopt when
   // the trace does not say.
