@@ -110,6 +110,26 @@ TEST(Fp32ConversionsRules, GroupNormsConversionsStayLayoutConversions) {
       << findings_text({*fp32});
 }
 
+// gpuzoo_0012's window 88 holds 17 us of FP32 convolution math (FFT kernels of a
+// convolution_backward), under the rule's 20 us bar, and 5.8 us of cuDNN's transposes around it.
+// With the transposes the FP32 finding's, they count toward the bar: the window names
+// fp32_no_tensor_cores with them, where it named neither once layout_conversion left them
+// (fewer than its 3 conversions remain there).
+TEST(Fp32ConversionsRules, TransposesCountTowardTheFp32Bar) {
+  const Loaded& l = zoo("gpuzoo_0012_vae_train.json.gz");
+  const auto [b, e] = l.windows[88];
+  const auto found = l.engine->detect(b, e);
+  const ttap::RuleFinding* fp32 = find_finding(found, "fp32_no_tensor_cores");
+  ASSERT_NE(fp32, nullptr) << findings_text(found);
+  // "P% of kernel time (MATH of ALL) is FP32 GEMM/conv math ...": the math alone is under the bar.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(fp32->evidence.front(), m, std::regex(R"(\(([0-9.]+) us of )"))) << fp32->evidence.front();
+  EXPECT_LT(std::stod(m[1]), 20.0) << fp32->evidence.front();
+  EXPECT_TRUE(ttap::rules_support::evidence_has(*fp32, "cuDNN converts channels_last tensors to NCHW and back"))
+      << findings_text({*fp32});
+  EXPECT_GT(fp32->cost, static_cast<int64_t>(std::stod(m[1]) * 1000 / 2)) << "the transposes are in its cost";
+}
+
 // What must not move: NCHW tensors made NHWC for cuDNN's NHWC kernels (the op's first transpose
 // is nchwToNhwc), which channels_last removes. hta_ddp_cnn_v100_nsres runs FP32 NHWC kernels on
 // a V100, h200_twin TF32 ones: its FP32 findings take no transpose (no spans, no conversion
