@@ -53,6 +53,11 @@ for target in "${targets[@]}"; do
     if [[ $target == fuzz_gunzip ]]; then cp -n "$gz" "$work/$name"
     elif [[ ! -e $work/${name%.gz} ]]; then gzip -cd "$gz" > "$work/${name%.gz}"; fi
   done
+  # fuzz_analyze's rules need a GPU trace's structure, which the small traces lack: crops of
+  # every real trace in tests/data, about MAX_LEN long (made once; crop_seeds.py).
+  if [[ $target == fuzz_analyze ]] && ! ls "$work"/crop_* > /dev/null 2>&1; then
+    /usr/bin/python3 scripts/fuzz/crop_seeds.py "$work" tests/data/*.json.gz tests/data/*/*.json.gz --bytes $((max_len - 1024))
+  fi
   log=$logs/$target.log
   echo "== $target: ${seconds}s, $jobs jobs, corpus $work ($(ls "$work" | wc -l) files), log $log"
   # Fork mode: JOBS child processes share one corpus; -ignore_crashes=1 keeps fuzzing
