@@ -391,7 +391,7 @@ void detect_fp32_no_tensor_cores(const RuleIndex& ix, int64_t begin, int64_t end
   const double share = static_cast<double>(fp32_time) / static_cast<double>(kernel_time);
   // The conversions count toward the bar: they are cuDNN's around FP32 convolutions only, not a
   // stray FP32 op's, and no other finding names them (gpuzoo_0012's window 88: 17 us of FP32
-  // convolutions and 29 us of their transposes).
+  // convolutions and 5.8 us of their transposes).
   if (share < kFp32FireShare || fp32_time + converted_time < kMinFp32Time) return;
   f.id = "fp32_no_tensor_cores";
   f.confidence = confidence_between(share, kFp32FireShare, kFp32StrongShare);
