@@ -59,8 +59,12 @@ void analyze_and_render(const ttap::Trace& trace, uint8_t knob) {
 
   ttap::Report report;
   report.tool_version = "fuzz";
-  report.settings = {settings.windows, settings.top_k, settings.flag_spacing, knob & 1 ? "cluster" : "rules",
-                     std::string(ttap::fail_on_name(settings.fail_on)), settings.fail_score, settings.fail_savings};
+  report.settings.windows = settings.windows;
+  report.settings.top_k = settings.top_k;
+  report.settings.flag_spacing = settings.flag_spacing;
+  report.settings.scorer = knob & 1 ? "cluster" : "rules";
+  report.settings.fail_on = std::string(ttap::fail_on_name(settings.fail_on));
+  report.settings.fail_savings = settings.fail_savings;
   report.traces.push_back(ttap::analyze_trace(trace, tree, settings));
 
   (void)ttap::render_analyze_text(report, {false, true});
