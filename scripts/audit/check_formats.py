@@ -15,15 +15,15 @@ when any line was printed, 2 when ttap left no report.
 import argparse
 import html.parser
 import json
-import os
 import re
 import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+from printed import rounding, to_ns, ttap_env
+
 FORMATS = ("json", "text", "md", "html", "sarif", "junit")
-UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 DUR = r"([0-9][0-9.]*) (ns|us|ms|s)"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SARIF_STATE = {"new": "new", "unchanged": "unchanged", "worse": "updated", "better": "updated", "fixed": "absent"}
@@ -49,22 +49,13 @@ OMITTED = {
 }
 
 
-def dur_ns(value, unit):
-    return float(value) * UNIT_NS[unit]
-
-
-def last_digit(text, unit="ns"):
-    digits = text.split(".")[1] if "." in text else ""
-    return 10 ** (-len(digits)) * UNIT_NS.get(unit, 1)
-
-
 def close_dur(claimed_text, unit, actual):
     """A printed duration against the JSON's nanoseconds, at the precision printed."""
-    return abs(dur_ns(claimed_text, unit) - actual) <= 0.5 * last_digit(claimed_text, unit) + 1e-6 * abs(actual) + 0.5
+    return abs(to_ns(claimed_text, unit) - actual) <= 0.5 * rounding(claimed_text, unit) + 1e-6 * abs(actual) + 0.5
 
 
 def close_pct(claimed_text, actual_fraction):
-    return abs(float(claimed_text) - 100.0 * actual_fraction) <= 0.5 * last_digit(claimed_text) + 1e-9
+    return abs(float(claimed_text) - 100.0 * actual_fraction) <= 0.5 * rounding(claimed_text) + 1e-9
 
 
 class Checker:
@@ -750,8 +741,7 @@ def run(ttap, trace, fmt, args):
     cmd = [ttap, "analyze", trace, "--format", fmt, "--no-progress", "--threads", "1"] + args
     if fmt == "text":
         cmd.append("--details")
-    env = dict(os.environ)
-    env.setdefault("TTAP_MODEL_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models"))
+    env = ttap_env()
     env["NO_COLOR"] = "1"
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env)

@@ -17,6 +17,8 @@ import re
 import subprocess
 import sys
 
+from printed import rounding, to_ns, ttap_env
+
 GPU_CATS = {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
 LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime"}
 OP_CATS = {"cpu_op", "Operator", "user_annotation"}
@@ -32,18 +34,7 @@ ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 COMM_RE = re.compile(r"nccl|NCCL|rccl|RCCL|all_reduce_kernel|allreduce|AllReduce|all_gather_kernel|reduce_scatter_kernel|cross_device_reduce")
 STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
 DUR_RE = r"([0-9][0-9.]*) (ns|us|ms|s)\b"
-UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 SIZE_UNIT = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
-
-
-def to_ns(value, unit):
-    return float(value) * UNIT_NS[unit]
-
-
-def rounding(text, unit="ns"):
-    """The last printed digit of a figure, in ns."""
-    digits = text.split(".")[1] if "." in text else ""
-    return 10 ** (-len(digits)) * UNIT_NS.get(unit, 1)
 
 
 def close(claimed, actual, text, unit="ns"):
@@ -556,8 +547,7 @@ class Checker:
 
 
 def analyze(ttap, path):
-    env = dict(os.environ)
-    env.setdefault("TTAP_MODEL_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models"))
+    env = ttap_env()
     out = subprocess.run([ttap, "analyze", path, "--format", "json", "--fail-on", "none", "--threads", "1"],
                          capture_output=True, text=True, env=env, check=False)
     if not out.stdout.strip():  # a crash or a bad option: no report to check
