@@ -37,7 +37,7 @@ OpCategory categorize_op(std::string_view name) {
   // categories and learned aten::thnn_conv2d, aten::_slow_conv2d_forward (CPU) and autograd's
   // ConvolutionBackward0 as `other`; filed as CONV, ttap-bench-val's classification accuracy
   // fell from 0.8514 to 0.8425 (docs/accuracy-log.md, "convpred").
-  if (is_convolution_op(name) && (contains(name, "convolution") || starts_with(name, "aten::conv")))
+  if ((contains(name, "convolution") || starts_with(name, "aten::conv")) && is_convolution_op(name))
     return backward ? OpCategory::CONV_bwd : OpCategory::CONV_fwd;
   if (contains(name, "scaled_dot_product") || contains(name, "flash_attention") || contains(name, "efficient_attention") ||
       contains(name, "cudnn_attention") || contains(name, "flash_attn")) {
